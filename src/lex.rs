@@ -1,0 +1,100 @@
+//! What a format's lexer reports about a file: the comments that really are comments, the
+//! lines where new text may be inserted, and the keys the file assigns.
+//!
+//! Every position is a byte offset into the original input; nothing is copied.
+
+/// A half-open byte range `start..end` into the lexed input. `Copy`, unlike `Range`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    /// First byte.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+}
+
+impl Span {
+    /// A span from `start` to `end`.
+    #[must_use]
+    pub const fn new(start: usize, end: usize) -> Self {
+        Self { start, end }
+    }
+
+    /// The bytes this span covers in `src`.
+    #[must_use]
+    pub fn of<'a>(&self, src: &'a [u8]) -> &'a [u8] {
+        &src[self.start..self.end]
+    }
+
+    /// Length in bytes.
+    #[must_use]
+    pub const fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// True when the span covers nothing.
+    #[must_use]
+    pub const fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+}
+
+/// One real comment (never text inside a string, heredoc or multi-line value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Comment {
+    /// From the comment opener (`#`, `//`, `/*`) to the end of the comment on its line:
+    /// for line comments the end of the line, excluding the `\n` and a `\r` before it.
+    pub text: Span,
+    /// True when the comment stands alone on its line: only spaces and tabs before it, the
+    /// line starts at the top level (see [`Lexed::inner_lines`]), and (for block comments)
+    /// only spaces and tabs after it.
+    pub alone: bool,
+    /// Structural context of the comment, for formats with nesting (JSONC containers, TOML
+    /// multi-line arrays): the index of its container in a format-specific table. Line
+    /// formats use 0.
+    pub context: u32,
+}
+
+/// A key the file assigns (`KEY=value` in env, `export KEY=` in shell, a TOML key).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Key {
+    /// The key's name (for `export FOO=bar`: `FOO`).
+    pub name: Span,
+    /// Structural context, as in [`Comment::context`].
+    pub context: u32,
+}
+
+/// A construct still open at the end of the input (an unterminated quote, a heredoc without
+/// its delimiter line): the file is not valid for its format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unclosed {
+    /// Where the construct starts.
+    pub start: usize,
+    /// What it is, for a message: "single-quoted string", "heredoc `EOF`", ...
+    pub what: &'static str,
+}
+
+/// The result of lexing one file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lexed {
+    /// Every real comment, in file order.
+    pub comments: Vec<Comment>,
+    /// Line ranges where a line does *not* start at the top level: its first byte is inside a
+    /// multi-line string or value, a heredoc body or delimiter, a backslash continuation,
+    /// a command substitution or backticks. Each span runs from the first such line's start
+    /// to the end of the last such line (after its `\n`), sorted, non-overlapping. New lines
+    /// may be inserted only before a line that is not covered, or at the end of the input.
+    pub inner_lines: Vec<Span>,
+    /// Keys assigned at the top level, in file order (for `duplicate-key`).
+    pub keys: Vec<Key>,
+    /// Set when a construct is still open at the end of the input.
+    pub unclosed: Option<Unclosed>,
+}
+
+impl Lexed {
+    /// True when the line starting at byte `line_start` begins inside a multi-line construct.
+    #[must_use]
+    pub fn is_inner(&self, line_start: usize) -> bool {
+        let i = self.inner_lines.partition_point(|s| s.end <= line_start);
+        self.inner_lines.get(i).is_some_and(|s| s.start <= line_start)
+    }
+}
