@@ -1,4 +1,224 @@
-//! The formats demarcate understands, one module each.
+//! The formats demarcate understands, one module each, behind the [`Syntax`] trait.
+//!
+//! The marker engine, the region finder and the planner only talk to a format through
+//! [`Syntax`]: how to lex, which comment opener to write, how to normalize a body for the
+//! hash, and how to validate a result.
 
 pub mod env;
 pub mod shell;
+
+use std::path::Path;
+
+use crate::lex::Lexed;
+
+/// A file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// POSIX sh, bash, zsh, ksh.
+    Shell,
+    /// dotenv files.
+    Env,
+}
+
+/// How two assignments of the same key are judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyPolicy {
+    /// Any two assignments of one key are reported (env: readers disagree on which wins).
+    AnyDuplicate,
+    /// Only two managed regions of different owners assigning one key are reported (shell:
+    /// profiles legitimately assign `PATH` many times).
+    AcrossOwners,
+}
+
+/// What a format must provide to the engine.
+pub trait Syntax: Sync {
+    /// The format's name as used on the command line and in reports.
+    fn name(&self) -> &'static str;
+
+    /// Lexes the whole file.
+    fn lex(&self, src: &[u8]) -> Lexed;
+
+    /// The comment opener written before a marker.
+    fn opener(&self) -> &'static str {
+        "#"
+    }
+
+    /// The body as the hash sees it (docs/markers.md): for line formats, CRLF made LF.
+    fn normalize(&self, body: &[u8]) -> Vec<u8> {
+        crate::hash::normalize_lines(body)
+    }
+
+    /// How duplicate keys are reported.
+    fn key_policy(&self) -> KeyPolicy;
+
+    /// True when the file's own bytes must be UTF-8 (TOML, JSONC).
+    fn requires_utf8(&self) -> bool {
+        false
+    }
+}
+
+/// The shell format (sh, bash, zsh, ksh).
+pub struct Shell;
+
+impl Syntax for Shell {
+    fn name(&self) -> &'static str {
+        "shell"
+    }
+    fn lex(&self, src: &[u8]) -> Lexed {
+        shell::lex(src)
+    }
+    fn key_policy(&self) -> KeyPolicy {
+        KeyPolicy::AcrossOwners
+    }
+}
+
+/// The dotenv format.
+pub struct Env;
+
+impl Syntax for Env {
+    fn name(&self) -> &'static str {
+        "env"
+    }
+    fn lex(&self, src: &[u8]) -> Lexed {
+        env::lex(src)
+    }
+    fn key_policy(&self) -> KeyPolicy {
+        KeyPolicy::AnyDuplicate
+    }
+}
+
+impl Format {
+    /// Every format, for help texts.
+    pub const ALL: [Self; 2] = [Self::Shell, Self::Env];
+
+    /// The format's implementation.
+    #[must_use]
+    pub fn syntax(self) -> &'static dyn Syntax {
+        match self {
+            Self::Shell => &Shell,
+            Self::Env => &Env,
+        }
+    }
+
+    /// The format's name.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        self.syntax().name()
+    }
+
+    /// Parses a `--format` value (`auto` is handled by the caller).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+/// Why a format could not be chosen for a file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DetectError {
+    /// The name and first line say nothing we know.
+    #[error("cannot tell the format from the file name or its first line; pass --format shell|env")]
+    Unknown,
+    /// A format we know we cannot lex correctly.
+    #[error(
+        "fish scripts are not supported: fish quotes differently and has no heredocs, so markers \
+         cannot be found reliably; manage a POSIX shell file instead (e.g. a file that config.fish sources with `bass`)"
+    )]
+    Fish,
+}
+
+/// Chooses the format of `path` from its name, then from the first line of `head`.
+///
+/// # Errors
+/// [`DetectError`] when the format is unknown or unsupported.
+pub fn detect(path: &Path, head: &[u8]) -> Result<Format, DetectError> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let in_profile_d = path
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|p| p == "profile.d");
+    if name.ends_with(".fish") {
+        return Err(DetectError::Fish);
+    }
+    if [".sh", ".bash", ".zsh", ".ksh"].iter().any(|e| name.ends_with(e))
+        || [
+            ".bashrc",
+            ".bash_profile",
+            ".bash_login",
+            ".bash_logout",
+            ".profile",
+            ".zshrc",
+            ".zshenv",
+            ".zprofile",
+            ".zlogin",
+            ".kshrc",
+            ".envrc",
+            "bashrc",
+            "profile",
+            "zshrc",
+        ]
+        .contains(&name.as_str())
+        || in_profile_d
+    {
+        return Ok(Format::Shell);
+    }
+    if name == ".env" || name.starts_with(".env.") || name.ends_with(".env") {
+        return Ok(Format::Env);
+    }
+    shebang(head)
+}
+
+fn shebang(head: &[u8]) -> Result<Format, DetectError> {
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    let Some(line) = head.strip_prefix(b"#!") else {
+        return Err(DetectError::Unknown);
+    };
+    let line = &line[..memchr::memchr(b'\n', line).unwrap_or(line.len())];
+    let text = String::from_utf8_lossy(line);
+    let mut words = text.split_whitespace();
+    let mut prog = words.next().unwrap_or("").rsplit('/').next().unwrap_or("");
+    if prog == "env" {
+        prog = words.find(|w| !w.starts_with('-')).unwrap_or("");
+    }
+    match prog {
+        "sh" | "bash" | "zsh" | "ksh" | "dash" | "ash" | "mksh" => Ok(Format::Shell),
+        "fish" => Err(DetectError::Fish),
+        _ => Err(DetectError::Unknown),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(name: &str, head: &str) -> Result<Format, DetectError> {
+        detect(Path::new(name), head.as_bytes())
+    }
+
+    #[test]
+    fn by_name() {
+        assert_eq!(d("/home/u/.bashrc", ""), Ok(Format::Shell));
+        assert_eq!(d("x/profile.sh", ""), Ok(Format::Shell));
+        assert_eq!(d("/etc/profile.d/zylos", ""), Ok(Format::Shell));
+        assert_eq!(d(".env", ""), Ok(Format::Env));
+        assert_eq!(d(".env.local", ""), Ok(Format::Env));
+        assert_eq!(d("prod.env", ""), Ok(Format::Env));
+    }
+
+    #[test]
+    fn by_shebang() {
+        assert_eq!(d("install", "#!/bin/sh\n"), Ok(Format::Shell));
+        assert_eq!(d("install", "#!/usr/bin/env bash\n"), Ok(Format::Shell));
+        assert_eq!(d("install", "#!/usr/bin/env python3\n"), Err(DetectError::Unknown));
+        assert_eq!(d("notes.txt", "hello"), Err(DetectError::Unknown));
+    }
+
+    #[test]
+    fn fish_is_refused() {
+        assert_eq!(d("config.fish", ""), Err(DetectError::Fish));
+        assert_eq!(d("run", "#!/usr/bin/env fish\n"), Err(DetectError::Fish));
+    }
+}

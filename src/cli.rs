@@ -1,0 +1,650 @@
+//! The command line: clap structures, then a validated configuration, then one run per file.
+//! Printing and exit codes live here; everything else is in the library.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::io::{IsTerminal as _, Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use regex::bytes::Regex;
+
+use crate::document::Document;
+use crate::format::{self, Format};
+use crate::io::{self, IoError};
+use crate::marker::Identity;
+use crate::plan::{self, At, Desired, OnDrift, Op, Options, PlanError};
+use crate::report::{self, FileReport, ProblemReport, Report};
+
+/// Manage regions between marker comments inside files people also edit by hand.
+#[derive(Debug, Parser)]
+#[command(name = "demarcate", version, about, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// List the regions of each file and their state.
+    List {
+        /// Files to read.
+        #[arg(required = true)]
+        targets: Vec<PathBuf>,
+    },
+    /// Report damaged markers, drift and duplicate keys; exit 1 when anything is found.
+    Check {
+        /// Files to check.
+        #[arg(required = true)]
+        targets: Vec<PathBuf>,
+    },
+    /// Insert or update one region.
+    Set {
+        /// The file to edit (created if missing, unless --no-create).
+        target: PathBuf,
+        #[command(flatten)]
+        id: IdArgs,
+        /// The region's body (a final line break is added if missing).
+        #[arg(long, conflicts_with = "content_file")]
+        content: Option<String>,
+        /// Read the body from a file, or `-` for standard input.
+        #[arg(long, value_name = "FILE")]
+        content_file: Option<PathBuf>,
+    },
+    /// Remove one region, markers included.
+    Remove {
+        /// The file to edit.
+        target: PathBuf,
+        #[command(flatten)]
+        id: IdArgs,
+    },
+    /// Make each target's regions equal to the template's: insert, update, prune.
+    Sync {
+        /// Files to edit.
+        #[arg(required = true)]
+        targets: Vec<PathBuf>,
+        /// A file of the same format whose regions are the desired ones.
+        #[arg(long, value_name = "FILE")]
+        template: PathBuf,
+        /// Only reconcile this owner's regions.
+        #[arg(long)]
+        owner: Option<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+struct IdArgs {
+    /// The region's name (the words after MANAGED).
+    #[arg(long)]
+    name: String,
+    /// The region's owner (the words before MANAGED).
+    #[arg(long, default_value = "")]
+    owner: String,
+}
+
+#[derive(Debug, Args)]
+struct Common {
+    /// The file format; `auto` detects it from the name, then the shebang.
+    #[arg(long, global = true, default_value = "auto", value_parser = ["auto", "shell", "env", "toml", "jsonc"])]
+    format: String,
+    /// Print a unified diff of what would change; write nothing.
+    #[arg(long, global = true)]
+    dry_run: bool,
+    /// Write nothing; exit 1 if the command would change a file.
+    #[arg(long, global = true)]
+    check: bool,
+    /// Print the report as JSON on standard output.
+    #[arg(long, global = true)]
+    json: bool,
+    /// What to do with a region edited by hand.
+    #[arg(long, global = true, value_enum, default_value_t = DriftArg::Keep)]
+    on_drift: DriftArg,
+    /// Write no `hash=` on new BEGIN lines.
+    #[arg(long, global = true)]
+    no_hash: bool,
+    /// Do not create a missing target; skip it.
+    #[arg(long, global = true)]
+    no_create: bool,
+    /// Keep a copy of the old file as `<file>.<unix-seconds>.bak` before writing.
+    #[arg(long, global = true)]
+    backup: bool,
+    /// Run CMD on the new file before it replaces the old one (`%s` is its path).
+    #[arg(long, global = true, value_name = "CMD")]
+    validate: Option<String>,
+    /// Where a new region goes: end, start, after:REGEX, before:REGEX.
+    #[arg(long, global = true, value_name = "POS", default_value = "end")]
+    at: String,
+    /// Print only errors.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    /// Colour in messages.
+    #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto)]
+    color: ColorArg,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum DriftArg {
+    Keep,
+    Overwrite,
+    Merge,
+    Fail,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Exit codes (SPEC).
+const OK: u8 = 0;
+const FOUND: u8 = 1;
+const ERROR: u8 = 2;
+
+/// Output settings.
+struct Out {
+    json: bool,
+    quiet: bool,
+    color: bool,
+}
+
+impl Out {
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    fn error(&self, msg: &str) {
+        let _ = writeln!(std::io::stderr(), "{} {msg}", self.paint("1;31", "error:"));
+    }
+
+    fn warn(&self, msg: &str) {
+        if !self.quiet {
+            let _ = writeln!(std::io::stderr(), "{} {msg}", self.paint("1;33", "warning:"));
+        }
+    }
+
+    fn note(&self, msg: &str) {
+        if !self.quiet {
+            let _ = writeln!(std::io::stderr(), "{msg}");
+        }
+    }
+}
+
+/// The validated configuration of an editing command.
+struct Config {
+    format: Option<Format>,
+    opts: Options,
+    dry_run: bool,
+    check: bool,
+    no_create: bool,
+    backup: bool,
+    validate: Option<String>,
+}
+
+/// Runs the command line `args` (program name first) and returns the exit code.
+pub fn run<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(ERROR));
+        }
+    };
+    let c = &cli.common;
+    let color = match c.color {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal(),
+    };
+    let out = Out {
+        json: c.json,
+        quiet: c.quiet,
+        color,
+    };
+    let cfg = match config(c) {
+        Ok(cfg) => cfg,
+        Err(msg) => {
+            out.error(&msg);
+            return ExitCode::from(ERROR);
+        }
+    };
+    let mut report = Report::default();
+    let mut code = OK;
+    let mut add = |(entry, c): (FileReport, u8)| {
+        code = code.max(c);
+        report.files.push(entry);
+    };
+    match &cli.cmd {
+        Cmd::List { targets } => targets.iter().for_each(|t| add(read_only(t, &cfg, &out, false))),
+        Cmd::Check { targets } => targets.iter().for_each(|t| add(read_only(t, &cfg, &out, true))),
+        Cmd::Set {
+            target,
+            id,
+            content,
+            content_file,
+        } => {
+            let identity = Identity::new(&id.owner, &id.name);
+            match body_from(content.as_deref(), content_file.as_deref()) {
+                Ok(body) => {
+                    let ops = vec![Op::Set(Desired { id: identity, body })];
+                    add(edit(target, &cfg, &out, &|_| Ok(ops.clone())));
+                }
+                Err(msg) => add(failed(target, &cfg, &out, &msg)),
+            }
+        }
+        Cmd::Remove { target, id } => {
+            let ops = vec![Op::Remove(Identity::new(&id.owner, &id.name))];
+            add(edit(target, &cfg, &out, &|_| Ok(ops.clone())));
+        }
+        Cmd::Sync {
+            targets,
+            template,
+            owner,
+        } => {
+            for t in targets {
+                let ops = |f: Format| template_ops(template, f, owner.as_deref());
+                add(edit(t, &cfg, &out, &ops));
+            }
+        }
+    }
+    if out.json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(s) => {
+                let _ = writeln!(std::io::stdout(), "{s}");
+            }
+            Err(e) => {
+                out.error(&format!("cannot write the JSON report: {e}"));
+                code = ERROR;
+            }
+        }
+    }
+    ExitCode::from(code)
+}
+
+fn config(c: &Common) -> Result<Config, String> {
+    let format = match c.format.as_str() {
+        "auto" => None,
+        name => Some(Format::from_name(name).ok_or_else(|| {
+            format!("--format {name}: this format is not supported yet; use shell or env")
+        })?),
+    };
+    let at = parse_at(&c.at)?;
+    let on_drift = match c.on_drift {
+        DriftArg::Keep => OnDrift::Keep,
+        DriftArg::Overwrite => OnDrift::Overwrite,
+        DriftArg::Merge => OnDrift::Merge,
+        DriftArg::Fail => OnDrift::Fail,
+    };
+    if let Some(v) = &c.validate {
+        if !v.contains("%s") {
+            return Err(IoError::ValidateNoPlaceholder.to_string());
+        }
+    }
+    Ok(Config {
+        format,
+        opts: Options {
+            at,
+            on_drift,
+            hash: !c.no_hash,
+        },
+        dry_run: c.dry_run,
+        check: c.check,
+        no_create: c.no_create,
+        backup: c.backup,
+        validate: c.validate.clone(),
+    })
+}
+
+fn parse_at(s: &str) -> Result<At, String> {
+    let re = |r: &str| {
+        Regex::new(r).map_err(|e| format!("--at {s}: not a valid regular expression: {e}"))
+    };
+    match s {
+        "end" => Ok(At::End),
+        "start" => Ok(At::Start),
+        _ => {
+            if let Some(r) = s.strip_prefix("after:") {
+                Ok(At::After(re(r)?))
+            } else if let Some(r) = s.strip_prefix("before:") {
+                Ok(At::Before(re(r)?))
+            } else {
+                Err(format!(
+                    "--at {s}: expected end, start, after:REGEX or before:REGEX"
+                ))
+            }
+        }
+    }
+}
+
+fn body_from(content: Option<&str>, file: Option<&Path>) -> Result<Vec<u8>, String> {
+    let bytes = match (content, file) {
+        (Some(c), _) => c.as_bytes().to_vec(),
+        (None, Some(p)) if p.as_os_str() == "-" => {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .map_err(|e| format!("cannot read the content from standard input: {e}"))?;
+            buf
+        }
+        (None, Some(p)) => fs_err::read(p).map_err(|e| e.to_string())?,
+        (None, None) => {
+            return Err("set needs the region's body: --content TEXT or --content-file FILE|-".to_owned());
+        }
+    };
+    if memchr::memchr(0, &bytes).is_some() {
+        return Err("the content holds NUL bytes; a region's body must be text".to_owned());
+    }
+    Ok(bytes)
+}
+
+fn template_ops(template: &Path, f: Format, owner: Option<&str>) -> Result<Vec<Op>, String> {
+    let bytes = io::read(template)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("{}: the template does not exist", template.display()))?;
+    if std::str::from_utf8(&bytes).is_err() {
+        return Err(format!(
+            "{}: the template is not valid UTF-8; save it as UTF-8",
+            template.display()
+        ));
+    }
+    let doc = Document::parse(&bytes, f.syntax());
+    if let Some(p) = doc.problems.iter().find(|p| p.kind.blocks()) {
+        return Err(format!(
+            "{}:{}:{}: {} (in the template)",
+            template.display(),
+            p.line,
+            p.column,
+            p.message
+        ));
+    }
+    let regions: Vec<Desired> = doc
+        .regions
+        .iter()
+        .filter(|r| owner.is_none_or(|o| r.id.owner == o))
+        .map(|r| Desired {
+            id: r.id.clone(),
+            body: r.body.of(&bytes).to_vec(),
+        })
+        .collect();
+    let owners: BTreeSet<String> = match owner {
+        Some(o) => [o.to_owned()].into(),
+        None => regions.iter().map(|d| d.id.owner.clone()).collect(),
+    };
+    Ok(vec![Op::Sync { regions, owners }])
+}
+
+fn entry(path: &Path, format: Option<Format>) -> FileReport {
+    FileReport {
+        path: path.display().to_string(),
+        format: format.map(Format::name).unwrap_or_default().to_owned(),
+        ..FileReport::default()
+    }
+}
+
+fn failed(path: &Path, cfg: &Config, out: &Out, msg: &str) -> (FileReport, u8) {
+    out.error(msg);
+    let mut e = entry(path, cfg.format);
+    e.error = Some(msg.to_owned());
+    (e, ERROR)
+}
+
+fn detect(path: &Path, cfg: &Config, head: &[u8]) -> Result<Format, String> {
+    match cfg.format {
+        Some(f) => Ok(f),
+        None => format::detect(path, head).map_err(|e| format!("{}: {e}", path.display())),
+    }
+}
+
+/// `list` and `check`.
+fn read_only(path: &Path, cfg: &Config, out: &Out, check: bool) -> (FileReport, u8) {
+    let src = match io::read(path) {
+        Ok(Some(s)) => s,
+        Ok(None) => return failed(path, cfg, out, &format!("{}: no such file", path.display())),
+        Err(e) => return failed(path, cfg, out, &e.to_string()),
+    };
+    let f = match detect(path, cfg, &src) {
+        Ok(f) => f,
+        Err(msg) => return failed(path, cfg, out, &msg),
+    };
+    let doc = Document::parse(&src, f.syntax());
+    let mut e = entry(path, Some(f));
+    e.regions = report::regions(&doc, &[]);
+    e.problems = doc.problems.iter().map(ProblemReport::from).collect();
+    if !out.json {
+        if check {
+            print_problems(path, &src, &doc, out);
+        } else {
+            print_list(path, &e);
+            for p in &doc.problems {
+                out.warn(&format!("{}:{}:{}: {}", path.display(), p.line, p.column, p.message));
+            }
+        }
+    }
+    let code = if check && !doc.problems.is_empty() { FOUND } else { OK };
+    (e, code)
+}
+
+fn print_list(path: &Path, e: &FileReport) {
+    let mut so = std::io::stdout().lock();
+    if e.regions.is_empty() {
+        let _ = writeln!(so, "{}: no regions", path.display());
+    }
+    for r in &e.regions {
+        let id = Identity::new(&r.owner, &r.name);
+        let _ = writeln!(
+            so,
+            "{}:{}-{}\t{}\t{}",
+            path.display(),
+            r.begin_line,
+            r.end_line,
+            id,
+            r.state
+        );
+    }
+}
+
+fn print_problems(path: &Path, src: &[u8], doc: &Document<'_>, out: &Out) {
+    let mut se = std::io::stderr().lock();
+    for p in &doc.problems {
+        let level = if p.kind.blocks() {
+            out.paint("1;31", "error")
+        } else {
+            out.paint("1;33", "warning")
+        };
+        let text = nth_line(src, p.line);
+        let num = p.line.to_string();
+        let pad = " ".repeat(num.len());
+        let _ = writeln!(
+            se,
+            "{level}[{}]: {}\n{pad}--> {}:{}:{}\n{pad} |\n{num} | {}\n{pad} | {}^",
+            p.kind.as_str(),
+            p.message,
+            path.display(),
+            p.line,
+            p.column,
+            text,
+            " ".repeat(p.column.saturating_sub(1))
+        );
+    }
+    if doc.problems.is_empty() && !out.quiet {
+        let _ = writeln!(se, "{}: ok ({} regions)", path.display(), doc.regions.len());
+    }
+}
+
+fn nth_line(src: &[u8], line: usize) -> String {
+    let l = src.split(|b| *b == b'\n').nth(line.saturating_sub(1)).unwrap_or_default();
+    let l = l.strip_suffix(b"\r").unwrap_or(l);
+    String::from_utf8_lossy(l).into_owned()
+}
+
+/// How many times a file that changed between read and write is re-read.
+const ATTEMPTS: usize = 5;
+
+/// `set`, `remove`, `sync`: plan, show or write, per file.
+fn edit(
+    path: &Path,
+    cfg: &Config,
+    out: &Out,
+    ops: &dyn Fn(Format) -> Result<Vec<Op>, String>,
+) -> (FileReport, u8) {
+    let real = match io::resolve(path) {
+        Ok(r) => r,
+        Err(e) => return failed(path, cfg, out, &e.to_string()),
+    };
+    let _lock = match io::lock(&real) {
+        Ok(l) => l,
+        Err(e) => return failed(path, cfg, out, &e.to_string()),
+    };
+    for _ in 0..ATTEMPTS {
+        let existing = match io::read(&real) {
+            Ok(s) => s,
+            Err(e) => return failed(path, cfg, out, &e.to_string()),
+        };
+        let missing = existing.is_none();
+        let src = existing.unwrap_or_default();
+        let f = match detect(path, cfg, &src) {
+            Ok(f) => f,
+            Err(msg) => return failed(path, cfg, out, &msg),
+        };
+        let ops = match ops(f) {
+            Ok(o) => o,
+            Err(msg) => return failed(path, cfg, out, &msg),
+        };
+        if missing && (cfg.no_create || ops.iter().all(|o| matches!(o, Op::Remove(_)))) {
+            if cfg.no_create {
+                out.note(&format!("{}: does not exist; not created (--no-create)", path.display()));
+            }
+            return (entry(path, Some(f)), OK);
+        }
+        if f.syntax().requires_utf8() && std::str::from_utf8(&src).is_err() {
+            let msg = format!("{}: not valid UTF-8, which {} files must be", path.display(), f.name());
+            return failed(path, cfg, out, &msg);
+        }
+        let doc = Document::parse(&src, f.syntax());
+        let planned = match plan::plan(&doc, f.syntax(), &ops, &cfg.opts) {
+            Ok(p) => p,
+            Err(e) => return plan_failed(path, cfg, out, f, &doc, &e),
+        };
+        let changed = planned.changes(&src);
+        let new_doc = Document::parse(&planned.new, f.syntax());
+        let mut e = entry(path, Some(f));
+        e.changed = changed;
+        e.regions = report::regions(&new_doc, &planned.outcomes);
+        e.problems = new_doc.problems.iter().map(ProblemReport::from).collect();
+        e.warnings.clone_from(&planned.warnings);
+        for w in &planned.warnings {
+            out.warn(&format!("{}: {w}", path.display()));
+        }
+        if cfg.dry_run {
+            if changed {
+                print_diff(path, &src, &planned.new, out);
+            }
+            let code = if cfg.check && changed { FOUND } else { OK };
+            return (e, code);
+        }
+        if cfg.check {
+            if changed {
+                out.note(&format!("{}: would change", path.display()));
+                return (e, FOUND);
+            }
+            return (e, OK);
+        }
+        if !changed {
+            if !out.json {
+                out.note(&format!("{}: unchanged", path.display()));
+            }
+            return (e, OK);
+        }
+        let staged = match io::stage(&real, &planned.new) {
+            Ok(s) => s,
+            Err(err) => return failed(path, cfg, out, &err.to_string()),
+        };
+        if let Some(cmd) = &cfg.validate {
+            if let Err(err) = io::run_validate(cmd, staged.path()) {
+                let msg = format!("{}: {err}; nothing was written", path.display());
+                return failed(path, cfg, out, &msg);
+            }
+        }
+        // Someone else (an editor, another tool) may have written the file meanwhile.
+        match io::read(&real) {
+            Ok(now) if now.as_deref() == (!missing).then_some(src.as_slice()) => {}
+            Ok(_) => continue,
+            Err(err) => return failed(path, cfg, out, &err.to_string()),
+        }
+        if cfg.backup && !missing {
+            match io::backup(&real) {
+                Ok(b) => out.note(&format!("{}: backup in {}", path.display(), b.display())),
+                Err(err) => return failed(path, cfg, out, &err.to_string()),
+            }
+        }
+        if let Err(err) = staged.commit() {
+            return failed(path, cfg, out, &err.to_string());
+        }
+        if !out.json {
+            for o in &planned.outcomes {
+                out.note(&format!("{}: {} \"{}\"", path.display(), o.action.as_str(), o.id));
+            }
+        }
+        return (e, OK);
+    }
+    failed(path, cfg, out, &IoError::Busy(path.to_path_buf()).to_string())
+}
+
+fn plan_failed(
+    path: &Path,
+    cfg: &Config,
+    out: &Out,
+    f: Format,
+    doc: &Document<'_>,
+    err: &PlanError,
+) -> (FileReport, u8) {
+    let hint = if matches!(err, PlanError::Blocked(_)) {
+        " (run `demarcate check` for details)"
+    } else {
+        ""
+    };
+    let msg = format!("{}:{err}; nothing was written{hint}", path.display());
+    let msg = msg.replace("; nothing was written; nothing was written", "; nothing was written");
+    let (mut e, code) = failed(path, cfg, out, &msg);
+    e.format = f.name().to_owned();
+    e.regions = report::regions(doc, &[]);
+    e.problems = doc.problems.iter().map(ProblemReport::from).collect();
+    (e, code)
+}
+
+fn print_diff(path: &Path, old: &[u8], new: &[u8], out: &Out) {
+    let old = String::from_utf8_lossy(old);
+    let new = String::from_utf8_lossy(new);
+    let name = path.display().to_string();
+    let diff = similar::TextDiff::from_lines(old.as_ref(), new.as_ref());
+    let text = diff
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{name}"), &format!("b/{name}"))
+        .to_string();
+    let mut so = std::io::stdout().lock();
+    for line in text.split_inclusive('\n') {
+        let painted = if !out.color {
+            line.to_owned()
+        } else if line.starts_with('+') && !line.starts_with("+++") {
+            out.paint("32", line.trim_end_matches('\n')) + "\n"
+        } else if line.starts_with('-') && !line.starts_with("---") {
+            out.paint("31", line.trim_end_matches('\n')) + "\n"
+        } else {
+            line.to_owned()
+        };
+        let _ = so.write_all(painted.as_bytes());
+    }
+}

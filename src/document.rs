@@ -1,0 +1,437 @@
+//! A parsed file: its regions, their states, and the problems found, all as spans into the
+//! original bytes. No I/O.
+
+use crate::format::{KeyPolicy, Syntax};
+use crate::hash;
+use crate::lex::{Lexed, Span};
+use crate::marker::{self, Identity, Kind, Marker};
+use crate::problem::{Problem, ProblemKind};
+
+/// One marker line as found in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MarkerLine {
+    /// The parsed marker.
+    pub marker: Marker,
+    /// The whole line, from its first byte to after its line ending (or end of input).
+    pub line: Span,
+    /// 1-based line number.
+    pub line_no: usize,
+    /// 1-based column of the comment opener.
+    pub column: usize,
+    /// Structural context reported by the lexer.
+    pub context: u32,
+}
+
+/// The state of a region's body against its recorded hash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// The body hashes to the recorded hash.
+    Pristine,
+    /// The body was edited since the tool wrote it.
+    Drifted,
+    /// No hash recorded (hand-written or foreign markers).
+    Unhashed,
+}
+
+impl State {
+    /// The name used in reports.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Pristine => "pristine",
+            Self::Drifted => "drifted",
+            Self::Unhashed => "unhashed",
+        }
+    }
+}
+
+/// A well-formed region: a BEGIN line, a body, an END line with the same identity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// Owner and name.
+    pub id: Identity,
+    /// The BEGIN marker line.
+    pub begin: MarkerLine,
+    /// The END marker line.
+    pub end: MarkerLine,
+    /// The bytes between the BEGIN line and the END line.
+    pub body: Span,
+    /// Pristine, drifted or unhashed.
+    pub state: State,
+}
+
+impl Region {
+    /// The whole region, BEGIN line to END line inclusive.
+    #[must_use]
+    pub const fn span(&self) -> Span {
+        Span::new(self.begin.line.start, self.end.line.end)
+    }
+}
+
+/// A parsed file.
+#[derive(Debug)]
+pub struct Document<'a> {
+    /// The original bytes.
+    pub src: &'a [u8],
+    /// What the lexer found.
+    pub lexed: Lexed,
+    /// Well-formed regions, in file order.
+    pub regions: Vec<Region>,
+    /// Everything wrong, in file order.
+    pub problems: Vec<Problem>,
+    /// The file's line ending: `\r\n` when its first line ends so, else `\n`.
+    pub eol: &'static str,
+}
+
+/// Counts lines incrementally for offsets given in increasing order.
+struct LineCounter<'a> {
+    src: &'a [u8],
+    pos: usize,
+    line: usize,
+}
+
+impl<'a> LineCounter<'a> {
+    const fn new(src: &'a [u8]) -> Self {
+        Self { src, pos: 0, line: 1 }
+    }
+
+    fn line_of(&mut self, offset: usize) -> usize {
+        if offset < self.pos {
+            self.pos = 0;
+            self.line = 1;
+        }
+        self.line += memchr::memchr_iter(b'\n', &self.src[self.pos..offset]).count();
+        self.pos = offset;
+        self.line
+    }
+}
+
+/// Start of the line holding `offset`.
+#[must_use]
+pub fn line_start(src: &[u8], offset: usize) -> usize {
+    memchr::memrchr(b'\n', &src[..offset]).map_or(0, |i| i + 1)
+}
+
+/// End of the line holding `offset`, after its `\n` (or the end of input).
+#[must_use]
+pub fn line_end(src: &[u8], offset: usize) -> usize {
+    memchr::memchr(b'\n', &src[offset..]).map_or(src.len(), |i| offset + i + 1)
+}
+
+/// The line ending style of `src`: CRLF when its first line ends in `\r\n`.
+#[must_use]
+pub fn eol_of(src: &[u8]) -> &'static str {
+    match memchr::memchr(b'\n', src) {
+        Some(i) if i > 0 && src[i - 1] == b'\r' => "\r\n",
+        _ => "\n",
+    }
+}
+
+impl<'a> Document<'a> {
+    /// Lexes `src` with `syntax` and finds its regions and problems.
+    #[must_use]
+    pub fn parse(src: &'a [u8], syntax: &dyn Syntax) -> Self {
+        let lexed = syntax.lex(src);
+        Self::from_lexed(src, syntax, lexed)
+    }
+
+    /// Finds regions and problems in an already lexed file.
+    #[must_use]
+    pub fn from_lexed(src: &'a [u8], syntax: &dyn Syntax, lexed: Lexed) -> Self {
+        let mut problems = Vec::new();
+        let mut lines = LineCounter::new(src);
+        let mut markers = Vec::new();
+        for c in &lexed.comments {
+            let text = c.text.of(src);
+            let Some(m) = marker::parse(text) else {
+                if c.alone && marker::looks_like_marker(text) {
+                    let ls = line_start(src, c.text.start);
+                    problems.push(Problem::new(
+                        ProblemKind::NearMissMarker,
+                        lines.line_of(c.text.start),
+                        c.text.start - ls + 1,
+                        format!(
+                            "this comment looks like a marker but does not parse: `{}`; \
+                             write `{} BEGIN OWNER MANAGED name` / `{} END OWNER MANAGED name`",
+                            String::from_utf8_lossy(text),
+                            syntax.opener(),
+                            syntax.opener()
+                        ),
+                    ));
+                }
+                continue;
+            };
+            let ls = line_start(src, c.text.start);
+            let line_no = lines.line_of(c.text.start);
+            let column = c.text.start - ls + 1;
+            if !c.alone {
+                problems.push(Problem::new(
+                    ProblemKind::MarkerNotAlone,
+                    line_no,
+                    column,
+                    format!(
+                        "{} marker for \"{}\" is not alone on its line (or not at the top level), \
+                         so it is ignored; put it on a line of its own",
+                        m.kind.keyword(),
+                        m.identity()
+                    ),
+                ));
+                continue;
+            }
+            markers.push(MarkerLine {
+                marker: m,
+                line: Span::new(ls, line_end(src, c.text.start)),
+                line_no,
+                column,
+                context: c.context,
+            });
+        }
+        let regions = pair(src, syntax, markers, &mut problems);
+        let mut doc = Self {
+            src,
+            lexed,
+            regions,
+            problems,
+            eol: eol_of(src),
+        };
+        doc.duplicate_keys(syntax.key_policy());
+        doc.problems.sort_by_key(|p| (p.line, p.column));
+        doc
+    }
+
+    /// The region with this identity, if exactly present.
+    #[must_use]
+    pub fn region(&self, id: &Identity) -> Option<&Region> {
+        self.regions.iter().find(|r| &r.id == id)
+    }
+
+    /// True when a problem blocks editing this file.
+    #[must_use]
+    pub fn blocked(&self) -> bool {
+        self.problems.iter().any(|p| p.kind.blocks())
+    }
+
+    /// The region whose span contains `offset`, if any.
+    #[must_use]
+    pub fn region_at(&self, offset: usize) -> Option<&Region> {
+        self.regions
+            .iter()
+            .find(|r| r.span().start <= offset && offset < r.span().end)
+    }
+
+    fn duplicate_keys(&mut self, policy: KeyPolicy) {
+        use std::collections::HashMap;
+        let mut seen: HashMap<(&[u8], u32), (usize, Option<usize>)> = HashMap::new();
+        let mut lines = LineCounter::new(self.src);
+        let mut found = Vec::new();
+        for k in &self.lexed.keys {
+            let name = k.name.of(self.src);
+            let line = lines.line_of(k.name.start);
+            let region = self.regions.iter().position(|r| {
+                r.body.start <= k.name.start && k.name.start < r.body.end
+            });
+            match seen.get(&(name, k.context)) {
+                Some(&(first_line, first_region)) => {
+                    let report = match policy {
+                        KeyPolicy::AnyDuplicate => true,
+                        KeyPolicy::AcrossOwners => match (first_region, region) {
+                            (Some(a), Some(b)) => self.regions[a].id.owner != self.regions[b].id.owner,
+                            _ => false,
+                        },
+                    };
+                    if report {
+                        let col = k.name.start - line_start(self.src, k.name.start) + 1;
+                        found.push(Problem::new(
+                            ProblemKind::DuplicateKey,
+                            line,
+                            col,
+                            format!(
+                                "`{}` is also assigned on line {first_line}; readers disagree on \
+                                 which value wins: keep one of them",
+                                String::from_utf8_lossy(name)
+                            ),
+                        ));
+                    }
+                }
+                None => {
+                    seen.insert((name, k.context), (line, region));
+                }
+            }
+        }
+        self.problems.extend(found);
+    }
+}
+
+/// Pairs BEGIN and END markers into regions, reporting what does not pair.
+fn pair(
+    src: &[u8],
+    syntax: &dyn Syntax,
+    markers: Vec<MarkerLine>,
+    problems: &mut Vec<Problem>,
+) -> Vec<Region> {
+    let mut regions: Vec<Region> = Vec::new();
+    // Open BEGINs; the flag marks one already reported as broken (nested or interleaved).
+    let mut stack: Vec<(MarkerLine, bool)> = Vec::new();
+    for m in markers {
+        let id = m.marker.identity();
+        match m.marker.kind {
+            Kind::Begin => stack.push((m, false)),
+            Kind::End => {
+                let Some((top, _)) = stack.last() else {
+                    problems.push(Problem::new(
+                        ProblemKind::OrphanEnd,
+                        m.line_no,
+                        m.column,
+                        format!(
+                            "END marker for \"{id}\" has no BEGIN before it; add the BEGIN line \
+                             above the region's first line, or delete this END line"
+                        ),
+                    ));
+                    continue;
+                };
+                if top.marker.identity() == id {
+                    let Some((b, broken)) = stack.pop() else { continue };
+                    if let Some((outer, _)) = stack.last() {
+                        problems.push(Problem::new(
+                            ProblemKind::NestedRegion,
+                            b.line_no,
+                            b.column,
+                            format!(
+                                "region \"{id}\" is inside region \"{}\" (BEGIN on line {}); \
+                                 regions cannot nest: move it out",
+                                outer.marker.identity(),
+                                outer.line_no
+                            ),
+                        ));
+                        if let Some(o) = stack.last_mut() {
+                            o.1 = true;
+                        }
+                    } else if !broken {
+                        regions.push(region(src, syntax, b, m, problems));
+                    }
+                } else if let Some(pos) = stack.iter().rposition(|(b, _)| b.marker.identity() == id) {
+                    let inner = &stack[stack.len() - 1].0;
+                    problems.push(Problem::new(
+                        ProblemKind::InterleavedRegions,
+                        m.line_no,
+                        m.column,
+                        format!(
+                            "END of \"{id}\" comes before the END of \"{}\" (BEGIN on line {}), \
+                             which started inside it; move one region's lines so they do not overlap",
+                            inner.marker.identity(),
+                            inner.line_no
+                        ),
+                    ));
+                    stack.remove(pos);
+                    for entry in &mut stack[pos..] {
+                        entry.1 = true;
+                    }
+                } else {
+                    let Some((b, _)) = stack.pop() else { continue };
+                    let case_only = b.marker.identity().eq_ignore_case(&id);
+                    problems.push(Problem::new(
+                        ProblemKind::MismatchedEnd,
+                        m.line_no,
+                        m.column,
+                        format!(
+                            "END marker for \"{id}\" does not match the open BEGIN for \"{}\" on \
+                             line {}{}; make both lines name the same region",
+                            b.marker.identity(),
+                            b.line_no,
+                            if case_only { " (they differ only in case)" } else { "" }
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    for (b, broken) in stack {
+        if broken {
+            continue;
+        }
+        problems.push(Problem::new(
+            ProblemKind::UnclosedBegin,
+            b.line_no,
+            b.column,
+            format!(
+                "BEGIN marker for \"{}\" has no END; add `{} {}` after the region's last line",
+                b.marker.identity(),
+                syntax.opener(),
+                Marker::end(&b.marker.identity()).render(syntax.opener()).trim_start_matches(syntax.opener()).trim()
+            ),
+        ));
+    }
+    // Two complete regions with one identity: the second is a duplicate.
+    let mut dup_idx = Vec::new();
+    for (i, r) in regions.iter().enumerate() {
+        if let Some(first) = regions[..i].iter().find(|f| f.id == r.id) {
+            problems.push(Problem::new(
+                ProblemKind::DuplicateRegion,
+                r.begin.line_no,
+                r.begin.column,
+                format!(
+                    "region \"{}\" appears twice (first on line {}); delete one copy, markers \
+                     included",
+                    r.id, first.begin.line_no
+                ),
+            ));
+            dup_idx.push(i);
+        }
+    }
+    let crosses: Vec<usize> = regions
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.begin.context != r.end.context)
+        .map(|(i, _)| i)
+        .collect();
+    for &i in &crosses {
+        let r = &regions[i];
+        problems.push(Problem::new(
+            ProblemKind::MarkerCrossesStructure,
+            r.end.line_no,
+            r.end.column,
+            format!(
+                "END marker for \"{}\" is not in the same object, array or table as its BEGIN \
+                 (line {}); move it so the region holds whole entries",
+                r.id, r.begin.line_no
+            ),
+        ));
+    }
+    for r in &regions {
+        if r.state == State::Drifted {
+            problems.push(Problem::new(
+                ProblemKind::Drift,
+                r.begin.line_no,
+                r.begin.column,
+                format!(
+                    "region \"{}\" was edited by hand since it was written (its hash differs); \
+                     the edit is kept unless you pass --on-drift overwrite",
+                    r.id
+                ),
+            ));
+        }
+    }
+    regions
+}
+
+fn region(
+    src: &[u8],
+    syntax: &dyn Syntax,
+    begin: MarkerLine,
+    end: MarkerLine,
+    _problems: &mut [Problem],
+) -> Region {
+    let body = Span::new(begin.line.end, end.line.start);
+    let state = match begin.marker.hash() {
+        None => State::Unhashed,
+        Some(h) if hash::matches(h, &syntax.normalize(body.of(src))) => State::Pristine,
+        Some(_) => State::Drifted,
+    };
+    Region {
+        id: begin.marker.identity(),
+        begin,
+        end,
+        body,
+        state,
+    }
+}

@@ -1,0 +1,417 @@
+//! The marker line grammar: parsing a comment into a [`Marker`] (tolerant) and writing one
+//! (canonical).
+//!
+//! ```text
+//! marker  = keyword SP [owner SP] "MANAGED" [SP name] *(SP attr) [SP note]
+//! keyword = "BEGIN" / "END"          ; any case when read, upper case when written
+//! owner   = word *(SP word)          ; at most 3 words
+//! name    = word *(SP word)          ; up to the first attr or note
+//! attr    = key "=" value            ; hash=<hex> on BEGIN; unknown attrs kept
+//! note    = ("--" / "—" / "–") SP text
+//! ```
+//!
+//! Parsing is written with nom over the comment's bytes; `grammars/marker.ebnf` is the same
+//! grammar for a person.
+
+use nom::{
+    IResult, Parser,
+    branch::alt,
+    bytes::complete::{tag, tag_no_case, take_till1, take_while, take_while1},
+    combinator::{opt, rest},
+    multi::many0,
+    sequence::preceded,
+};
+
+/// Whether a marker opens or closes a region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `BEGIN`.
+    Begin,
+    /// `END`.
+    End,
+}
+
+impl Kind {
+    /// The keyword as written.
+    #[must_use]
+    pub const fn keyword(self) -> &'static str {
+        match self {
+            Self::Begin => "BEGIN",
+            Self::End => "END",
+        }
+    }
+}
+
+/// A parsed marker comment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Marker {
+    /// BEGIN or END.
+    pub kind: Kind,
+    /// Words before `MANAGED`, single-spaced (may be empty).
+    pub owner: String,
+    /// Words after `MANAGED` up to the first attribute or note, single-spaced (may be empty).
+    pub name: String,
+    /// `key=value` attributes in the order written, `hash` included.
+    pub attrs: Vec<(String, String)>,
+    /// The note after `--`, `—` or `–`, as written (without the dash), if any.
+    pub note: Option<String>,
+    /// The dash that introduced the note (`--`, `—` or `–`).
+    pub note_dash: Option<String>,
+}
+
+/// What identifies a region: owner and name. BEGIN and END pair when their identities are
+/// equal.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Identity {
+    /// The owner (may be empty).
+    pub owner: String,
+    /// The name (may be empty).
+    pub name: String,
+}
+
+impl Identity {
+    /// An identity from its parts, whitespace collapsed.
+    #[must_use]
+    pub fn new(owner: &str, name: &str) -> Self {
+        Self {
+            owner: collapse(owner),
+            name: collapse(name),
+        }
+    }
+
+    /// Same identity ignoring case: a near miss between a BEGIN and an END.
+    #[must_use]
+    pub fn eq_ignore_case(&self, other: &Self) -> bool {
+        self.owner.eq_ignore_ascii_case(&other.owner) && self.name.eq_ignore_ascii_case(&other.name)
+    }
+}
+
+impl std::fmt::Display for Identity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::with_capacity(3);
+        if !self.owner.is_empty() {
+            parts.push(self.owner.as_str());
+        }
+        parts.push("MANAGED");
+        if !self.name.is_empty() {
+            parts.push(self.name.as_str());
+        }
+        f.write_str(&parts.join(" "))
+    }
+}
+
+impl Marker {
+    /// The identity this marker opens or closes.
+    #[must_use]
+    pub fn identity(&self) -> Identity {
+        Identity {
+            owner: self.owner.clone(),
+            name: self.name.clone(),
+        }
+    }
+
+    /// The value of `hash=` (BEGIN only), if present.
+    #[must_use]
+    pub fn hash(&self) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(k, _)| k == "hash")
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Writes the marker in its canonical form after `opener` (`#`, `//`): upper-case
+    /// keyword, single spaces, attributes then note as they were.
+    #[must_use]
+    pub fn render(&self, opener: &str) -> String {
+        let mut out = format!("{opener} {} ", self.kind.keyword());
+        out.push_str(&self.identity().to_string());
+        for (k, v) in &self.attrs {
+            out.push(' ');
+            out.push_str(k);
+            out.push('=');
+            out.push_str(v);
+        }
+        if let Some(note) = &self.note {
+            out.push(' ');
+            out.push_str(self.note_dash.as_deref().unwrap_or("--"));
+            out.push(' ');
+            out.push_str(note);
+        }
+        out
+    }
+
+    /// A new BEGIN marker with an optional hash.
+    #[must_use]
+    pub fn begin(id: &Identity, hash: Option<&str>) -> Self {
+        Self {
+            kind: Kind::Begin,
+            owner: id.owner.clone(),
+            name: id.name.clone(),
+            attrs: hash
+                .map(|h| vec![("hash".to_owned(), h.to_owned())])
+                .unwrap_or_default(),
+            note: None,
+            note_dash: None,
+        }
+    }
+
+    /// A new END marker.
+    #[must_use]
+    pub fn end(id: &Identity) -> Self {
+        Self {
+            kind: Kind::End,
+            ..Self::begin(id, None)
+        }
+    }
+
+    /// Sets (or with `None` removes) the `hash` attribute, keeping the other attributes.
+    pub fn set_hash(&mut self, hash: Option<&str>) {
+        match (self.attrs.iter().position(|(k, _)| k == "hash"), hash) {
+            (Some(i), Some(h)) => h.clone_into(&mut self.attrs[i].1),
+            (Some(i), None) => {
+                self.attrs.remove(i);
+            }
+            (None, Some(h)) => self.attrs.insert(0, ("hash".to_owned(), h.to_owned())),
+            (None, None) => {}
+        }
+    }
+}
+
+fn collapse(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn is_space(b: u8) -> bool {
+    b == b' ' || b == b'\t'
+}
+
+fn sp(i: &[u8]) -> IResult<&[u8], &[u8]> {
+    take_while1(is_space).parse(i)
+}
+
+fn word(i: &[u8]) -> IResult<&[u8], &[u8]> {
+    take_till1(is_space).parse(i)
+}
+
+fn keyword(i: &[u8]) -> IResult<&[u8], Kind> {
+    alt((
+        tag_no_case("begin").map(|_| Kind::Begin),
+        tag_no_case("end").map(|_| Kind::End),
+    ))
+    .parse(i)
+}
+
+fn is_note_dash(w: &[u8]) -> bool {
+    w == b"--" || w == "—".as_bytes() || w == "–".as_bytes()
+}
+
+fn is_attr(w: &[u8]) -> bool {
+    match memchr::memchr(b'=', w) {
+        Some(eq) => eq > 0 && w[..eq].iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-'),
+        None => false,
+    }
+}
+
+/// The words of a marker after the keyword: everything up to end of text, split on blanks.
+fn words(i: &[u8]) -> IResult<&[u8], Vec<&[u8]>> {
+    many0(preceded(sp, word)).parse(i)
+}
+
+/// Strips the comment opener: `#` (any number), `//`, or `/*` with its closing `*/`.
+fn strip_opener(text: &[u8]) -> Option<&[u8]> {
+    let body: IResult<&[u8], &[u8]> = alt((
+        preceded(tag("/*"), rest).map(|b: &[u8]| b.strip_suffix(b"*/").unwrap_or(b)),
+        preceded(tag("//"), rest),
+        preceded(take_while1(|b| b == b'#'), rest),
+    ))
+    .parse(text);
+    body.ok().map(|(_, b)| b)
+}
+
+/// Parses a comment's text (opener included, line ending excluded) as a marker.
+/// Returns `None` when it is not a marker: no BEGIN/END keyword first, or no `MANAGED` word.
+#[must_use]
+pub fn parse(text: &[u8]) -> Option<Marker> {
+    let body = strip_opener(text)?;
+    let body = trim(body);
+    let (after_kw, kind) = keyword(body).ok()?;
+    // The keyword must be a whole word: `BEGINNING` is not a marker.
+    if !after_kw.is_empty() && !is_space(after_kw[0]) {
+        return None;
+    }
+    let (_, ws) = words(after_kw).ok()?;
+    let managed = ws.iter().position(|w| w.eq_ignore_ascii_case(b"MANAGED"))?;
+    if managed > 3 {
+        return None;
+    }
+    let owner = join(&ws[..managed]);
+    let mut i = managed + 1;
+    let mut name_words = Vec::new();
+    while i < ws.len() && !is_attr(ws[i]) && !is_note_dash(ws[i]) {
+        name_words.push(ws[i]);
+        i += 1;
+    }
+    let mut attrs = Vec::new();
+    while i < ws.len() && is_attr(ws[i]) {
+        let w = String::from_utf8_lossy(ws[i]);
+        if let Some((k, v)) = w.split_once('=') {
+            attrs.push((k.to_owned(), v.to_owned()));
+        }
+        i += 1;
+    }
+    let (mut note, mut note_dash) = (None, None);
+    if i < ws.len() {
+        // A note: a dash word then free text; anything else left over is kept as a note too
+        // (so no byte of the marker is dropped when it is rewritten).
+        if is_note_dash(ws[i]) {
+            note_dash = Some(String::from_utf8_lossy(ws[i]).into_owned());
+            i += 1;
+        }
+        note = Some(join(&ws[i..]));
+    }
+    Some(Marker {
+        kind,
+        owner,
+        name: join(&name_words),
+        attrs,
+        note,
+        note_dash,
+    })
+}
+
+fn join(ws: &[&[u8]]) -> String {
+    ws.iter()
+        .map(|w| String::from_utf8_lossy(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn trim(b: &[u8]) -> &[u8] {
+    let start = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
+    let end = b.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(start, |e| e + 1);
+    &b[start..end]
+}
+
+/// True when a comment's text contains a case-insensitive `managed` word and a BEGIN/END-ish
+/// word but does not parse: a candidate near miss, for `check` to mention.
+#[must_use]
+pub fn looks_like_marker(text: &[u8]) -> bool {
+    let (_, ws) = match strip_opener(text).map(trim).map(|b| words_from(b)) {
+        Some(Ok(x)) => x,
+        _ => return false,
+    };
+    ws.iter().any(|w| w.eq_ignore_ascii_case(b"MANAGED") || w.eq_ignore_ascii_case(b"MANGED"))
+}
+
+fn words_from(b: &[u8]) -> IResult<&[u8], Vec<&[u8]>> {
+    let (i, first) = opt(take_while(|c: u8| !is_space(c))).parse(b)?;
+    let (i, mut more) = words(i)?;
+    if let Some(f) = first.filter(|f| !f.is_empty()) {
+        more.insert(0, f);
+    }
+    Ok((i, more))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Marker {
+        parse(s.as_bytes()).unwrap_or_else(|| panic!("not a marker: {s}"))
+    }
+
+    #[test]
+    fn production_marker_begin_with_owner_name_hash() {
+        let m = p("# BEGIN ZYLOS MANAGED hooks hash=3f2a9c1b0d4e");
+        assert_eq!(m.kind, Kind::Begin);
+        assert_eq!(m.owner, "ZYLOS");
+        assert_eq!(m.name, "hooks");
+        assert_eq!(m.hash(), Some("3f2a9c1b0d4e"));
+        assert_eq!(m.identity().to_string(), "ZYLOS MANAGED hooks");
+    }
+
+    #[test]
+    fn production_keyword_any_case_and_no_space_after_opener() {
+        let m = p("#begin zylos Managed hooks");
+        assert_eq!(m.kind, Kind::Begin);
+        assert_eq!(m.owner, "zylos");
+        let e = p("#End ZYLOS MANAGED hooks");
+        assert_eq!(e.kind, Kind::End);
+    }
+
+    #[test]
+    fn production_owner_is_optional_and_at_most_three_words() {
+        let m = p("# END MANAGED x");
+        assert_eq!(m.owner, "");
+        assert_eq!(m.name, "x");
+        assert_eq!(p("# BEGIN A B C MANAGED x").owner, "A B C");
+        assert!(parse(b"# BEGIN A B C D MANAGED x").is_none());
+    }
+
+    #[test]
+    fn production_name_is_optional_and_multi_word() {
+        assert_eq!(p("# BEGIN ANSIBLE MANAGED BLOCK").name, "BLOCK");
+        assert_eq!(p("# BEGIN X MANAGED").name, "");
+        assert_eq!(p("# BEGIN X MANAGED  two   words ").name, "two words");
+    }
+
+    #[test]
+    fn production_attr_unknown_kept_in_order() {
+        let mut m = p("# BEGIN X MANAGED n v=2 hash=abc");
+        assert_eq!(m.attrs, vec![("v".into(), "2".into()), ("hash".into(), "abc".into())]);
+        m.set_hash(Some("def"));
+        assert_eq!(m.render("#"), "# BEGIN X MANAGED n v=2 hash=def");
+    }
+
+    #[test]
+    fn production_note_with_each_dash() {
+        for dash in ["--", "—", "–"] {
+            let m = p(&format!("# BEGIN X MANAGED n hash=1 {dash} do not edit"));
+            assert_eq!(m.note.as_deref(), Some("do not edit"));
+            assert_eq!(m.identity().to_string(), "X MANAGED n");
+            assert_eq!(m.render("#"), format!("# BEGIN X MANAGED n hash=1 {dash} do not edit"));
+        }
+    }
+
+    #[test]
+    fn production_opener_variants() {
+        assert_eq!(p("// BEGIN X MANAGED n").name, "n");
+        assert_eq!(p("/* END X MANAGED n */").name, "n");
+        assert_eq!(p("## BEGIN X MANAGED n").name, "n");
+    }
+
+    #[test]
+    fn not_markers() {
+        for s in [
+            "# BEGINNING X MANAGED n",
+            "# just a comment",
+            "# BEGIN something",
+            "#",
+            "",
+            "# MANAGED BEGIN x",
+        ] {
+            assert!(parse(s.as_bytes()).is_none(), "{s}");
+        }
+    }
+
+    #[test]
+    fn canonical_render_collapses_spacing() {
+        let m = p("#   begin   ZYLOS   managed   hooks   hash=00");
+        assert_eq!(m.render("#"), "# BEGIN ZYLOS MANAGED hooks hash=00");
+        let e = Marker::end(&m.identity());
+        assert_eq!(e.render("//"), "// END ZYLOS MANAGED hooks");
+    }
+
+    #[test]
+    fn non_utf8_bytes_do_not_panic() {
+        let m = parse(b"# BEGIN Z MANAGED caf\xe9").map(|m| m.name);
+        assert_eq!(m.as_deref(), Some("caf\u{fffd}"));
+    }
+
+    #[test]
+    fn near_miss_candidates() {
+        assert!(looks_like_marker(b"# BEGN ZYLOS MANAGED x"));
+        assert!(looks_like_marker(b"# BEGIN ZYLOS MANGED x"));
+        assert!(!looks_like_marker(b"# a plain comment"));
+    }
+}

@@ -1,0 +1,635 @@
+//! Planning an edit: from a parsed document and the desired regions to the new bytes, the
+//! action taken on each region, and the warnings. Pure: no I/O.
+//!
+//! Edits are splices into the original buffer; every byte outside the touched regions is
+//! copied as it was. The result is re-parsed and checked before it is returned.
+
+use std::collections::BTreeSet;
+
+use regex::bytes::Regex;
+
+use crate::document::{Document, Region, State, line_end};
+use crate::format::Syntax;
+use crate::hash;
+use crate::lex::Span;
+use crate::marker::{self, Identity, Marker};
+use crate::problem::Problem;
+
+/// Where a new region goes.
+#[derive(Clone, Debug, Default)]
+pub enum At {
+    /// After the last line (the default).
+    #[default]
+    End,
+    /// Before the first line, after a shebang line.
+    Start,
+    /// After the first line outside regions that matches.
+    After(Regex),
+    /// Before the first line outside regions that matches.
+    Before(Regex),
+}
+
+/// What to do with a region the user edited by hand.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnDrift {
+    /// Leave it as it is, with a warning (the default).
+    #[default]
+    Keep,
+    /// Replace it with the desired body.
+    Overwrite,
+    /// Fail (exit 2) and write nothing.
+    Fail,
+    /// Three-way merge with the stored base.
+    Merge,
+}
+
+/// Options shared by every editing operation.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Placement of new regions.
+    pub at: At,
+    /// Drift policy.
+    pub on_drift: OnDrift,
+    /// Write `hash=` on BEGIN lines (true unless `--no-hash`).
+    pub hash: bool,
+}
+
+/// One desired region.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Desired {
+    /// Owner and name.
+    pub id: Identity,
+    /// The body as given (any line endings; a final line break is added if missing).
+    pub body: Vec<u8>,
+}
+
+/// An editing operation.
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// Insert or update one region.
+    Set(Desired),
+    /// Remove one region.
+    Remove(Identity),
+    /// Make the regions of the template's owners equal to the template's regions: insert,
+    /// update, and prune what the template no longer has.
+    Sync {
+        /// The template's regions, in template order.
+        regions: Vec<Desired>,
+        /// The owners reconciled (pruning touches only their regions).
+        owners: BTreeSet<String>,
+    },
+}
+
+/// What happened to a region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Already as desired.
+    Unchanged,
+    /// Added.
+    Inserted,
+    /// Body replaced.
+    Updated,
+    /// Removed on request.
+    Removed,
+    /// Left alone because the user edited it.
+    KeptDrifted,
+    /// Merged with the user's edit.
+    Merged,
+    /// Removed because the template no longer has it.
+    Pruned,
+}
+
+impl Action {
+    /// The name used in reports.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Unchanged => "unchanged",
+            Self::Inserted => "inserted",
+            Self::Updated => "updated",
+            Self::Removed => "removed",
+            Self::KeptDrifted => "kept-drifted",
+            Self::Merged => "merged",
+            Self::Pruned => "pruned",
+        }
+    }
+}
+
+/// The outcome for one region.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// Which region.
+    pub id: Identity,
+    /// What was done.
+    pub action: Action,
+    /// Its lines before the edit (for removed regions, the only lines it has).
+    pub old_lines: Option<(usize, usize)>,
+}
+
+/// A planned edit.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The file's new bytes (equal to the old ones when nothing changes).
+    pub new: Vec<u8>,
+    /// What happened to each region touched by the operation.
+    pub outcomes: Vec<Outcome>,
+    /// Things a person should know (drift kept, ...).
+    pub warnings: Vec<String>,
+}
+
+impl Plan {
+    /// True when the new bytes differ from `old`.
+    #[must_use]
+    pub fn changes(&self, old: &[u8]) -> bool {
+        self.new != old
+    }
+}
+
+/// Why an edit cannot be planned. Nothing is written in any of these cases.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum PlanError {
+    /// Structural damage in the file.
+    #[error("{}", blocked_message(.0))]
+    Blocked(Vec<Problem>),
+    /// `--on-drift fail` met a drifted region.
+    #[error("{line}:1: region \"{id}\" was edited by hand (--on-drift fail); keep the edit with --on-drift keep or replace it with --on-drift overwrite")]
+    Drift {
+        /// The region.
+        id: Identity,
+        /// Its BEGIN line.
+        line: usize,
+    },
+    /// The body holds a marker line of its own.
+    #[error("the content for \"{id}\" holds a marker line (its line {line}): regions cannot nest; remove the marker lines from the content")]
+    MarkerInBody {
+        /// The region.
+        id: Identity,
+        /// 1-based line within the body.
+        line: usize,
+    },
+    /// The body is not complete for the format (an unterminated quote, heredoc, ...).
+    #[error("the content for \"{id}\" does not stand on its own: {what} opened on its line {line} is never closed; a region's body must be complete")]
+    OpenBody {
+        /// The region.
+        id: Identity,
+        /// What is open.
+        what: &'static str,
+        /// 1-based line within the body.
+        line: usize,
+    },
+    /// The file ends inside a construct, so nothing can be appended.
+    #[error("{line}:1: the file ends inside {what} opened here, so a region cannot be placed after it; close it first")]
+    OpenFile {
+        /// What is open.
+        what: &'static str,
+        /// Its line.
+        line: usize,
+    },
+    /// `--on-drift merge` is not available for this command.
+    #[error("--on-drift merge needs the stored base of the region (demarcate apply); use keep, overwrite or fail")]
+    MergeUnavailable,
+    /// The result did not pass validation.
+    #[error("the result would not be valid: {0}; nothing was written")]
+    Invalid(String),
+}
+
+fn blocked_message(problems: &[Problem]) -> String {
+    let first = problems.first();
+    let more = problems.len().saturating_sub(1);
+    match first {
+        Some(p) => format!(
+            "{}:{}: {}{}",
+            p.line,
+            p.column,
+            p.message,
+            if more > 0 { format!(" (and {more} more)") } else { String::new() }
+        ),
+        None => "damaged markers".to_owned(),
+    }
+}
+
+/// A replacement of `span` in the original with `text`.
+struct Splice {
+    span: Span,
+    text: Vec<u8>,
+}
+
+struct Planner<'d, 'a> {
+    doc: &'d Document<'a>,
+    syntax: &'d dyn Syntax,
+    opts: &'d Options,
+    splices: Vec<Splice>,
+    outcomes: Vec<Outcome>,
+    warnings: Vec<String>,
+    /// The identities expected in the result.
+    expected: BTreeSet<Identity>,
+}
+
+/// Plans `ops` on `doc`.
+///
+/// # Errors
+/// [`PlanError`] when the file is damaged, a drift must fail, the content is unusable, or
+/// the result would not be valid.
+pub fn plan(
+    doc: &Document<'_>,
+    syntax: &dyn Syntax,
+    ops: &[Op],
+    opts: &Options,
+) -> Result<Plan, PlanError> {
+    let blocking: Vec<Problem> = doc
+        .problems
+        .iter()
+        .filter(|p| p.kind.blocks())
+        .cloned()
+        .collect();
+    if !blocking.is_empty() {
+        return Err(PlanError::Blocked(blocking));
+    }
+    if opts.on_drift == OnDrift::Merge {
+        return Err(PlanError::MergeUnavailable);
+    }
+    let mut p = Planner {
+        doc,
+        syntax,
+        opts,
+        splices: Vec::new(),
+        outcomes: Vec::new(),
+        warnings: Vec::new(),
+        expected: doc.regions.iter().map(|r| r.id.clone()).collect(),
+    };
+    for op in ops {
+        match op {
+            Op::Set(d) => {
+                p.check_body(d)?;
+                let at = p.place(&opts.at)?;
+                p.set(d, at)?;
+            }
+            Op::Remove(id) => p.remove(id, Action::Removed),
+            Op::Sync { regions, owners } => p.sync(regions, owners)?,
+        }
+    }
+    let new = apply(doc.src, &mut p.splices);
+    validate(doc, syntax, &new, &p.expected)?;
+    Ok(Plan {
+        new,
+        outcomes: p.outcomes,
+        warnings: p.warnings,
+    })
+}
+
+fn apply(src: &[u8], splices: &mut [Splice]) -> Vec<u8> {
+    splices.sort_by_key(|s| (s.span.start, s.span.end));
+    let extra: usize = splices.iter().map(|s| s.text.len()).sum();
+    let mut out = Vec::with_capacity(src.len() + extra);
+    let mut pos = 0;
+    for s in splices.iter() {
+        out.extend_from_slice(&src[pos..s.span.start]);
+        out.extend_from_slice(&s.text);
+        pos = s.span.end;
+    }
+    out.extend_from_slice(&src[pos..]);
+    out
+}
+
+/// Re-parses the result: same format rules, no damage, exactly the expected regions.
+fn validate(
+    old: &Document<'_>,
+    syntax: &dyn Syntax,
+    new: &[u8],
+    expected: &BTreeSet<Identity>,
+) -> Result<(), PlanError> {
+    if new == old.src {
+        return Ok(());
+    }
+    let doc = Document::parse(new, syntax);
+    if let Some(p) = doc.problems.iter().find(|p| p.kind.blocks()) {
+        return Err(PlanError::Invalid(format!(
+            "line {}: {} ({})",
+            p.line,
+            p.message,
+            p.kind.as_str()
+        )));
+    }
+    if doc.lexed.unclosed.is_some() && old.lexed.unclosed.is_none() {
+        return Err(PlanError::Invalid(
+            "the edit leaves a construct open at the end of the file".to_owned(),
+        ));
+    }
+    let found: BTreeSet<Identity> = doc.regions.iter().map(|r| r.id.clone()).collect();
+    if &found != expected {
+        return Err(PlanError::Invalid(format!(
+            "the edited file would hold regions {} instead of {}",
+            names(&found),
+            names(expected)
+        )));
+    }
+    Ok(())
+}
+
+fn names(ids: &BTreeSet<Identity>) -> String {
+    let v: Vec<String> = ids.iter().map(|i| format!("\"{i}\"")).collect();
+    if v.is_empty() { "none".to_owned() } else { v.join(", ") }
+}
+
+/// Line number (1-based) of byte `offset` in `text`.
+fn line_in(text: &[u8], offset: usize) -> usize {
+    memchr::memchr_iter(b'\n', &text[..offset]).count() + 1
+}
+
+impl Planner<'_, '_> {
+    fn eol(&self) -> &'static str {
+        self.doc.eol
+    }
+
+    /// The body with the file's line endings and a final line break.
+    fn render_body(&self, body: &[u8]) -> Vec<u8> {
+        let lf = hash::normalize_lines(body);
+        let eol = self.eol().as_bytes();
+        let mut out = Vec::with_capacity(lf.len() + lf.len() / 16 + 2);
+        for line in lf.split_inclusive(|b| *b == b'\n') {
+            if let Some(l) = line.strip_suffix(b"\n") {
+                out.extend_from_slice(l);
+                out.extend_from_slice(eol);
+            } else {
+                out.extend_from_slice(line);
+                out.extend_from_slice(eol);
+            }
+        }
+        out
+    }
+
+    fn check_body(&self, d: &Desired) -> Result<(), PlanError> {
+        let lexed = self.syntax.lex(&d.body);
+        for c in &lexed.comments {
+            if c.alone && marker::parse(c.text.of(&d.body)).is_some() {
+                return Err(PlanError::MarkerInBody {
+                    id: d.id.clone(),
+                    line: line_in(&d.body, c.text.start),
+                });
+            }
+        }
+        if let Some(u) = lexed.unclosed {
+            return Err(PlanError::OpenBody {
+                id: d.id.clone(),
+                what: u.what,
+                line: line_in(&d.body, u.start),
+            });
+        }
+        Ok(())
+    }
+
+    fn hash_of(&self, rendered_body: &[u8]) -> Option<String> {
+        self.opts
+            .hash
+            .then(|| hash::of_normalized(&self.syntax.normalize(rendered_body)))
+    }
+
+    fn begin_line(&self, id: &Identity, body: &[u8]) -> Vec<u8> {
+        let m = Marker::begin(id, self.hash_of(body).as_deref());
+        let mut l = m.render(self.syntax.opener()).into_bytes();
+        l.extend_from_slice(self.eol().as_bytes());
+        l
+    }
+
+    fn end_line(&self, id: &Identity) -> Vec<u8> {
+        let mut l = Marker::end(id).render(self.syntax.opener()).into_bytes();
+        l.extend_from_slice(self.eol().as_bytes());
+        l
+    }
+
+    /// Resolves `at` to an insertion offset at a line start (or the end of the file).
+    fn place(&self, at: &At) -> Result<usize, PlanError> {
+        let src = self.doc.src;
+        let bom = if src.starts_with(b"\xef\xbb\xbf") { 3 } else { 0 };
+        match at {
+            At::End => self.end_of_file(),
+            At::Start => {
+                if src[bom..].starts_with(b"#!") {
+                    let e = line_end(src, bom);
+                    Ok(if self.doc.lexed.is_inner(e) { self.skip_inner(e) } else { e })
+                } else {
+                    Ok(bom)
+                }
+            }
+            At::After(re) => match self.find_line(re, false) {
+                Some(line) => Ok(self.skip_inner(line.end)),
+                None => self.end_of_file(),
+            },
+            At::Before(re) => match self.find_line(re, true) {
+                Some(line) => Ok(line.start),
+                None => self.end_of_file(),
+            },
+        }
+    }
+
+    fn end_of_file(&self) -> Result<usize, PlanError> {
+        if let Some(u) = self.doc.lexed.unclosed {
+            return Err(PlanError::OpenFile {
+                what: u.what,
+                line: line_in(self.doc.src, u.start),
+            });
+        }
+        Ok(self.doc.src.len())
+    }
+
+    /// The first line start at or after `offset` where a line may be inserted.
+    fn skip_inner(&self, offset: usize) -> usize {
+        let inner = &self.doc.lexed.inner_lines;
+        let i = inner.partition_point(|s| s.end <= offset);
+        match inner.get(i) {
+            Some(s) if s.start <= offset => s.end,
+            _ => offset,
+        }
+    }
+
+    /// The first line outside regions whose text (without line ending) matches `re`.
+    fn find_line(&self, re: &Regex, must_start_clean: bool) -> Option<Span> {
+        let src = self.doc.src;
+        let mut start = 0;
+        while start < src.len() {
+            let end = line_end(src, start);
+            let mut text = &src[start..end];
+            text = text.strip_suffix(b"\n").unwrap_or(text);
+            text = text.strip_suffix(b"\r").unwrap_or(text);
+            if start == 0 {
+                text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
+            }
+            let in_region = self.doc.region_at(start).is_some();
+            let clean = !must_start_clean || !self.doc.lexed.is_inner(start);
+            if !in_region && clean && re.is_match(text) {
+                return Some(Span::new(start, end));
+            }
+            start = end;
+        }
+        None
+    }
+
+    /// Inserts or updates `d`; a new region goes at `at`.
+    fn set(&mut self, d: &Desired, at: usize) -> Result<(), PlanError> {
+        let body = self.render_body(&d.body);
+        let Some(r) = self.doc.region(&d.id) else {
+            self.insert(d, &body, at);
+            return Ok(());
+        };
+        let r = r.clone();
+        let current = r.body.of(self.doc.src);
+        let same = self.syntax.normalize(current) == self.syntax.normalize(&body);
+        let lines = Some((r.begin.line_no, r.end.line_no));
+        if same && r.state != State::Drifted {
+            self.outcome(&d.id, Action::Unchanged, lines);
+            return Ok(());
+        }
+        if !same && r.state == State::Drifted {
+            match self.opts.on_drift {
+                OnDrift::Keep | OnDrift::Merge => {
+                    self.warnings.push(format!(
+                        "line {}: region \"{}\" was edited by hand; kept as it is (pass \
+                         --on-drift overwrite to replace it)",
+                        r.begin.line_no, d.id
+                    ));
+                    self.outcome(&d.id, Action::KeptDrifted, lines);
+                    return Ok(());
+                }
+                OnDrift::Fail => {
+                    return Err(PlanError::Drift {
+                        id: d.id.clone(),
+                        line: r.begin.line_no,
+                    });
+                }
+                OnDrift::Overwrite => {}
+            }
+        }
+        self.replace(&r, &body);
+        self.outcome(&d.id, Action::Updated, lines);
+        Ok(())
+    }
+
+    /// Rewrites the BEGIN line (keeping its other attributes and note) and the body.
+    fn replace(&mut self, r: &Region, body: &[u8]) {
+        let src = self.doc.src;
+        let old_line = r.begin.line.of(src);
+        let indent_len = old_line
+            .iter()
+            .position(|b| *b != b' ' && *b != b'\t')
+            .unwrap_or(0);
+        let content_end = old_line.len()
+            - if old_line.ends_with(b"\r\n") {
+                2
+            } else {
+                usize::from(old_line.ends_with(b"\n"))
+            };
+        let mut m = r.begin.marker.clone();
+        m.set_hash(self.hash_of(body).as_deref());
+        let mut text = old_line[..indent_len].to_vec();
+        text.extend_from_slice(m.render(self.syntax.opener()).as_bytes());
+        text.extend_from_slice(&old_line[content_end..]);
+        if content_end == old_line.len() {
+            // A BEGIN line without a line ending cannot be followed by a body; add one.
+            text.extend_from_slice(self.eol().as_bytes());
+        }
+        text.extend_from_slice(body);
+        self.splices.push(Splice {
+            span: Span::new(r.begin.line.start, r.end.line.start),
+            text,
+        });
+    }
+
+    fn insert(&mut self, d: &Desired, body: &[u8], at: usize) {
+        let src = self.doc.src;
+        let mut text = Vec::with_capacity(body.len() + 128);
+        if at > 0 && src[at - 1] != b'\n' {
+            // Exception (a): a line break after an unterminated last line.
+            text.extend_from_slice(self.eol().as_bytes());
+        }
+        text.extend_from_slice(&self.begin_line(&d.id, body));
+        text.extend_from_slice(body);
+        text.extend_from_slice(&self.end_line(&d.id));
+        self.splices.push(Splice {
+            span: Span::new(at, at),
+            text,
+        });
+        self.expected.insert(d.id.clone());
+        self.outcome(&d.id, Action::Inserted, None);
+    }
+
+    fn remove(&mut self, id: &Identity, action: Action) {
+        let Some(r) = self.doc.region(id) else { return };
+        let lines = Some((r.begin.line_no, r.end.line_no));
+        if r.state != State::Pristine && !(action == Action::Removed && r.state == State::Unhashed)
+        {
+            let overwrite = self.opts.on_drift == OnDrift::Overwrite;
+            if !(overwrite && action == Action::Removed) {
+                self.warnings.push(format!(
+                    "line {}: region \"{id}\" {}; kept as it is{}",
+                    r.begin.line_no,
+                    if r.state == State::Drifted {
+                        "was edited by hand"
+                    } else {
+                        "has no hash, so the tool cannot tell it is unchanged"
+                    },
+                    if action == Action::Removed {
+                        " (pass --on-drift overwrite to remove it anyway)"
+                    } else {
+                        " (delete it by hand if it is no longer wanted)"
+                    }
+                ));
+                self.outcome(id, Action::KeptDrifted, lines);
+                return;
+            }
+        }
+        self.splices.push(Splice {
+            span: r.span(),
+            text: Vec::new(),
+        });
+        self.expected.remove(id);
+        self.outcome(id, action, lines);
+    }
+
+    fn sync(&mut self, regions: &[Desired], owners: &BTreeSet<String>) -> Result<(), PlanError> {
+        for d in regions {
+            self.check_body(d)?;
+        }
+        for (i, d) in regions.iter().enumerate() {
+            if self.doc.region(&d.id).is_some() {
+                self.set(d, 0)?;
+                continue;
+            }
+            // A new region goes next to its neighbours in template order.
+            let after_prev = regions[..i]
+                .iter()
+                .rev()
+                .find_map(|p| self.doc.region(&p.id))
+                .map(|r| r.end.line.end);
+            let before_next = regions[i + 1..]
+                .iter()
+                .find_map(|n| self.doc.region(&n.id))
+                .map(|r| r.begin.line.start);
+            let at = match (after_prev, before_next) {
+                (Some(a), _) => a,
+                (None, Some(b)) => b,
+                (None, None) => self.place(&self.opts.at.clone())?,
+            };
+            self.set(d, at)?;
+        }
+        let wanted: BTreeSet<&Identity> = regions.iter().map(|d| &d.id).collect();
+        let obsolete: Vec<Identity> = self
+            .doc
+            .regions
+            .iter()
+            .filter(|r| owners.contains(&r.id.owner) && !wanted.contains(&r.id))
+            .map(|r| r.id.clone())
+            .collect();
+        for id in obsolete {
+            self.remove(&id, Action::Pruned);
+        }
+        Ok(())
+    }
+
+    fn outcome(&mut self, id: &Identity, action: Action, old_lines: Option<(usize, usize)>) {
+        self.outcomes.push(Outcome {
+            id: id.clone(),
+            action,
+            old_lines,
+        });
+    }
+}
