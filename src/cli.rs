@@ -114,9 +114,13 @@ struct Common {
     /// Run CMD on the new file before it replaces the old one (`%s` is its path).
     #[arg(long, global = true, value_name = "CMD")]
     validate: Option<String>,
-    /// Where a new region goes: end, start, after:REGEX, before:REGEX.
-    #[arg(long, global = true, value_name = "POS", default_value = "end")]
+    /// Where a new region goes: end, start, after:REGEX, before:REGEX, table:NAME (TOML),
+    /// /json/pointer (JSONC). Default: the end (JSONC: the start of the root object).
+    #[arg(long, global = true, value_name = "POS", default_value = "")]
     at: String,
+    /// Write even when the edit creates a duplicate key in a JSONC object or TOML table.
+    #[arg(long, global = true)]
+    force: bool,
     /// Print only errors.
     #[arg(short, long, global = true)]
     quiet: bool,
@@ -277,7 +281,7 @@ fn config(c: &Common) -> Result<Config, String> {
     let format = match c.format.as_str() {
         "auto" => None,
         name => Some(Format::from_name(name).ok_or_else(|| {
-            format!("--format {name}: this format is not supported yet; use shell or env")
+            format!("--format {name}: unknown format; use shell, env, toml or jsonc")
         })?),
     };
     let at = parse_at(&c.at)?;
@@ -298,6 +302,7 @@ fn config(c: &Common) -> Result<Config, String> {
             at,
             on_drift,
             hash: !c.no_hash,
+            force: c.force,
         },
         dry_run: c.dry_run,
         check: c.check,
@@ -312,6 +317,7 @@ fn parse_at(s: &str) -> Result<At, String> {
         Regex::new(r).map_err(|e| format!("--at {s}: not a valid regular expression: {e}"))
     };
     match s {
+        "" => Ok(At::Default),
         "end" => Ok(At::End),
         "start" => Ok(At::Start),
         _ => {
@@ -319,9 +325,14 @@ fn parse_at(s: &str) -> Result<At, String> {
                 Ok(At::After(re(r)?))
             } else if let Some(r) = s.strip_prefix("before:") {
                 Ok(At::Before(re(r)?))
+            } else if let Some(t) = s.strip_prefix("table:") {
+                Ok(At::Table(t.to_owned()))
+            } else if s.starts_with('/') {
+                Ok(At::Pointer(s.to_owned()))
             } else {
                 Err(format!(
-                    "--at {s}: expected end, start, after:REGEX or before:REGEX"
+                    "--at {s}: expected end, start, after:REGEX, before:REGEX, table:NAME (TOML) \
+                     or /json/pointer (JSONC)"
                 ))
             }
         }

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use regex::bytes::Regex;
 
 use crate::document::{Document, Region, State, line_end};
-use crate::format::Syntax;
+use crate::format::{Placement, Syntax};
 use crate::hash;
 use crate::lex::Span;
 use crate::marker::{self, Identity, Marker};
@@ -18,8 +18,11 @@ use crate::problem::Problem;
 /// Where a new region goes.
 #[derive(Clone, Debug, Default)]
 pub enum At {
-    /// After the last line (the default).
+    /// The format's default: the end of the file for line formats, the start of the root
+    /// object for JSONC.
     #[default]
+    Default,
+    /// After the last line (or, in JSONC, the end of the root object).
     End,
     /// Before the first line, after a shebang line.
     Start,
@@ -27,6 +30,10 @@ pub enum At {
     After(Regex),
     /// Before the first line outside regions that matches.
     Before(Regex),
+    /// JSONC: inside the object or array at this JSON Pointer (created if missing).
+    Pointer(String),
+    /// TOML: among this table's keys (created if missing).
+    Table(String),
 }
 
 /// What to do with a region the user edited by hand.
@@ -52,6 +59,8 @@ pub struct Options {
     pub on_drift: OnDrift,
     /// Write `hash=` on BEGIN lines (true unless `--no-hash`).
     pub hash: bool,
+    /// Write even when the edit creates a duplicate key where the format forbids it.
+    pub force: bool,
 }
 
 /// One desired region.
@@ -188,6 +197,9 @@ pub enum PlanError {
     /// `--on-drift merge` is not available for this command.
     #[error("--on-drift merge needs the stored base of the region (demarcate apply); use keep, overwrite or fail")]
     MergeUnavailable,
+    /// The format cannot place the region where asked.
+    #[error("{0}")]
+    Place(String),
     /// The result did not pass validation.
     #[error("the result would not be valid: {0}; nothing was written")]
     Invalid(String),
@@ -261,15 +273,15 @@ pub fn plan(
         match op {
             Op::Set(d) => {
                 p.check_body(d)?;
-                let at = p.place(&opts.at)?;
-                p.set(d, at)?;
+                let at = p.place(&opts.at, &p.render_body(&d.body))?;
+                p.set(d, &at)?;
             }
             Op::Remove(id) => p.remove(id, Action::Removed),
             Op::Sync { regions, owners } => p.sync(regions, owners)?,
         }
     }
     let new = apply(doc.src, &mut p.splices);
-    validate(doc, syntax, &new, &p.expected)?;
+    validate(doc, syntax, &new, &p.expected, opts.force)?;
     Ok(Plan {
         new,
         outcomes: p.outcomes,
@@ -297,11 +309,30 @@ fn validate(
     syntax: &dyn Syntax,
     new: &[u8],
     expected: &BTreeSet<Identity>,
+    force: bool,
 ) -> Result<(), PlanError> {
     if new == old.src {
         return Ok(());
     }
     let doc = Document::parse(new, syntax);
+    let dups = |d: &Document<'_>| {
+        d.problems
+            .iter()
+            .filter(|p| p.kind == crate::problem::ProblemKind::DuplicateKey)
+            .count()
+    };
+    if syntax.duplicate_keys_block() && !force && dups(&doc) > dups(old) {
+        if let Some(p) = doc
+            .problems
+            .iter()
+            .find(|p| p.kind == crate::problem::ProblemKind::DuplicateKey)
+        {
+            return Err(PlanError::Invalid(format!(
+                "line {}: {} (duplicate-key; pass --force to write it anyway)",
+                p.line, p.message
+            )));
+        }
+    }
     if let Some(p) = doc.problems.iter().find(|p| p.kind.blocks()) {
         return Err(PlanError::Invalid(format!(
             "line {}: {} ({})",
@@ -316,6 +347,7 @@ fn validate(
         ));
     }
     let found: BTreeSet<Identity> = doc.regions.iter().map(|r| r.id.clone()).collect();
+    syntax.validate(old, new).map_err(PlanError::Invalid)?;
     if &found != expected {
         return Err(PlanError::Invalid(format!(
             "the edited file would hold regions {} instead of {}",
@@ -397,12 +429,26 @@ impl Planner<'_, '_> {
         l
     }
 
+    /// Resolves `at` to a placement: the format's own rules first, then the line rules.
+    fn place(&self, at: &At, body: &[u8]) -> Result<Placement, PlanError> {
+        if let Some(p) = self.syntax.place(self.doc, at, body) {
+            return p.map_err(PlanError::Place);
+        }
+        self.place_line(at).map(|offset| Placement { offset, wrap: None })
+    }
+
     /// Resolves `at` to an insertion offset at a line start (or the end of the file).
-    fn place(&self, at: &At) -> Result<usize, PlanError> {
+    fn place_line(&self, at: &At) -> Result<usize, PlanError> {
         let src = self.doc.src;
         let bom = if src.starts_with(b"\xef\xbb\xbf") { 3 } else { 0 };
         match at {
-            At::End => self.end_of_file(),
+            At::Default | At::End => self.end_of_file(),
+            At::Pointer(p) => Err(PlanError::Place(format!(
+                "--at {p}: a JSON Pointer is only for JSONC files"
+            ))),
+            At::Table(t) => Err(PlanError::Place(format!(
+                "--at table:{t}: a table is only for TOML files"
+            ))),
             At::Start => {
                 if src[bom..].starts_with(b"#!") {
                     let e = line_end(src, bom);
@@ -465,13 +511,17 @@ impl Planner<'_, '_> {
     }
 
     /// Inserts or updates `d`; a new region goes at `at`.
-    fn set(&mut self, d: &Desired, at: usize) -> Result<(), PlanError> {
-        let body = self.render_body(&d.body);
+    fn set(&mut self, d: &Desired, at: &Placement) -> Result<(), PlanError> {
+        let mut body = self.render_body(&d.body);
         let Some(r) = self.doc.region(&d.id) else {
-            self.insert(d, &body, at);
+            if let Some((pre, post)) = &at.wrap {
+                body = [pre.as_slice(), &body, post].concat();
+            }
+            self.insert(d, &body, at.offset);
             return Ok(());
         };
         let r = r.clone();
+        let body = self.syntax.fit_update(self.doc, &r, &body);
         let current = r.body.of(self.doc.src);
         let same = self.syntax.normalize(current) == self.syntax.normalize(&body);
         let lines = Some((r.begin.line_no, r.end.line_no));
@@ -536,18 +586,26 @@ impl Planner<'_, '_> {
 
     fn insert(&mut self, d: &Desired, body: &[u8], at: usize) {
         let src = self.doc.src;
-        let mut text = Vec::with_capacity(body.len() + 128);
-        if at > 0 && src[at - 1] != b'\n' {
+        let fitted = self.syntax.fit_insert(self.doc, at, body);
+        let mut text = Vec::with_capacity(fitted.body.len() + 128);
+        if at > 0 && src[at - 1] != b'\n' && fitted.before.is_empty() {
             // Exception (a): a line break after an unterminated last line.
             text.extend_from_slice(self.eol().as_bytes());
         }
-        text.extend_from_slice(&self.begin_line(&d.id, body));
-        text.extend_from_slice(body);
+        text.extend_from_slice(&fitted.before);
+        text.extend_from_slice(&fitted.indent);
+        text.extend_from_slice(&self.begin_line(&d.id, &fitted.body));
+        text.extend_from_slice(&fitted.body);
+        text.extend_from_slice(&fitted.indent);
         text.extend_from_slice(&self.end_line(&d.id));
+        text.extend_from_slice(&fitted.after);
         self.splices.push(Splice {
             span: Span::new(at, at),
             text,
         });
+        for (span, text) in fitted.extra {
+            self.splices.push(Splice { span, text });
+        }
         self.expected.insert(d.id.clone());
         self.outcome(&d.id, Action::Inserted, None);
     }
@@ -577,10 +635,14 @@ impl Planner<'_, '_> {
                 return;
             }
         }
+        let extra = self.syntax.on_remove(self.doc, r);
         self.splices.push(Splice {
             span: r.span(),
             text: Vec::new(),
         });
+        for (span, text) in extra {
+            self.splices.push(Splice { span, text });
+        }
         self.expected.remove(id);
         self.outcome(id, action, lines);
     }
@@ -591,7 +653,7 @@ impl Planner<'_, '_> {
         }
         for (i, d) in regions.iter().enumerate() {
             if self.doc.region(&d.id).is_some() {
-                self.set(d, 0)?;
+                self.set(d, &Placement::default())?;
                 continue;
             }
             // A new region goes next to its neighbours in template order.
@@ -605,11 +667,11 @@ impl Planner<'_, '_> {
                 .find_map(|n| self.doc.region(&n.id))
                 .map(|r| r.begin.line.start);
             let at = match (after_prev, before_next) {
-                (Some(a), _) => a,
-                (None, Some(b)) => b,
-                (None, None) => self.place(&self.opts.at.clone())?,
+                (Some(a), _) => Placement { offset: a, wrap: None },
+                (None, Some(b)) => Placement { offset: b, wrap: None },
+                (None, None) => self.place(&self.opts.at.clone(), &self.render_body(&d.body))?,
             };
-            self.set(d, at)?;
+            self.set(d, &at)?;
         }
         let wanted: BTreeSet<&Identity> = regions.iter().map(|d| &d.id).collect();
         let obsolete: Vec<Identity> = self

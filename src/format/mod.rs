@@ -5,11 +5,15 @@
 //! hash, and how to validate a result.
 
 pub mod env;
+pub mod jsonc;
 pub mod shell;
+pub mod toml;
 
 use std::path::Path;
 
-use crate::lex::Lexed;
+use crate::document::{Document, Region};
+use crate::lex::{Lexed, Span};
+use crate::plan::At;
 
 /// A file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -18,6 +22,10 @@ pub enum Format {
     Shell,
     /// dotenv files.
     Env,
+    /// TOML.
+    Toml,
+    /// JSON with comments.
+    Jsonc,
 }
 
 /// How two assignments of the same key are judged.
@@ -55,6 +63,82 @@ pub trait Syntax: Sync {
     fn requires_utf8(&self) -> bool {
         false
     }
+
+    /// Resolves where a new region goes for the positions this format defines itself
+    /// (`--at table:a.b`, `--at /json/pointer`, or its own default for [`At::Default`]);
+    /// `body` is the region's body as it will be written.
+    /// `None` lets the engine use the line rules (end, start, after:/before: a regex).
+    ///
+    /// # Errors
+    /// A message for a position that cannot be used.
+    fn place(
+        &self,
+        _doc: &Document<'_>,
+        _at: &At,
+        _body: &[u8],
+    ) -> Option<Result<Placement, String>> {
+        None
+    }
+
+    /// True when a key assigned twice in one context blocks an edit that creates it (TOML
+    /// tables, JSONC objects: the file would not parse, or readers would disagree), unless
+    /// `--force`.
+    fn duplicate_keys_block(&self) -> bool {
+        false
+    }
+
+    /// Fits a new region's body (file line endings, a final line break, no indentation) to
+    /// the place it goes at `offset`: indentation, separators, text around it.
+    fn fit_insert(&self, _doc: &Document<'_>, _offset: usize, body: &[u8]) -> Fitted {
+        Fitted {
+            body: body.to_vec(),
+            ..Fitted::default()
+        }
+    }
+
+    /// Fits a replacement body (as for [`Syntax::fit_insert`]) to an existing region.
+    fn fit_update(&self, _doc: &Document<'_>, _region: &Region, body: &[u8]) -> Vec<u8> {
+        body.to_vec()
+    }
+
+    /// Splices outside a region that its removal needs (a separator its insertion added).
+    fn on_remove(&self, _doc: &Document<'_>, _region: &Region) -> Vec<(Span, Vec<u8>)> {
+        Vec::new()
+    }
+
+    /// Checks an edited file with the format's own rules before it is written (the engine
+    /// has already re-lexed it and compared its regions).
+    ///
+    /// # Errors
+    /// What is wrong with `new`.
+    fn validate(&self, _old: &Document<'_>, _new: &[u8]) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Where a format puts a new region.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Placement {
+    /// Byte offset of the insertion: a line start or the end of the input.
+    pub offset: usize,
+    /// Text wrapped around the body, for containers the insertion creates (a TOML table
+    /// header, JSONC objects along a pointer): part of the region, gone on removal.
+    pub wrap: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+/// A body fitted to its place.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Fitted {
+    /// The body as it will stand in the file.
+    pub body: Vec<u8>,
+    /// Indentation of the marker lines.
+    pub indent: Vec<u8>,
+    /// Text inserted right before the BEGIN line (at the insertion offset).
+    pub before: Vec<u8>,
+    /// Text inserted right after the END line.
+    pub after: Vec<u8>,
+    /// Splices outside the region (byte range of the original, replacement).
+    pub extra: Vec<(Span, Vec<u8>)>,
 }
 
 /// The shell format (sh, bash, zsh, ksh).
@@ -89,7 +173,7 @@ impl Syntax for Env {
 
 impl Format {
     /// Every format, for help texts.
-    pub const ALL: [Self; 2] = [Self::Shell, Self::Env];
+    pub const ALL: [Self; 4] = [Self::Shell, Self::Env, Self::Toml, Self::Jsonc];
 
     /// The format's implementation.
     #[must_use]
@@ -97,6 +181,8 @@ impl Format {
         match self {
             Self::Shell => &Shell,
             Self::Env => &Env,
+            Self::Toml => &toml::Toml,
+            Self::Jsonc => &jsonc::Jsonc,
         }
     }
 
@@ -117,9 +203,15 @@ impl Format {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DetectError {
     /// The name and first line say nothing we know.
-    #[error("cannot tell the format from the file name or its first line; pass --format shell|env")]
+    #[error("cannot tell the format from the file name or its first line; pass --format shell|env|toml|jsonc")]
     Unknown,
-    /// A format we know we cannot lex correctly.
+    /// A plain JSON file: adding a comment would break strict JSON readers.
+    #[error(
+        "this is plain JSON (no comments), and strict JSON readers reject comments, so markers \
+         cannot be added; pass --format jsonc if every reader of this file accepts JSONC"
+    )]
+    PlainJson,
+    /// fish, whose quoting the shell lexer does not know.
     #[error(
         "fish scripts are not supported: fish quotes differently and has no heredocs, so markers \
          cannot be found reliably; manage a POSIX shell file instead (e.g. a file that config.fish sources with `bass`)"
@@ -127,7 +219,8 @@ pub enum DetectError {
     Fish,
 }
 
-/// Chooses the format of `path` from its name, then from the first line of `head`.
+/// Chooses the format of `path` from its name, then from the first line of `head` (the
+/// file's bytes, or its start; a `*.json` file needs all of it to look for comments).
 ///
 /// # Errors
 /// [`DetectError`] when the format is unknown or unsupported.
@@ -167,6 +260,19 @@ pub fn detect(path: &Path, head: &[u8]) -> Result<Format, DetectError> {
     }
     if name == ".env" || name.starts_with(".env.") || name.ends_with(".env") {
         return Ok(Format::Env);
+    }
+    if name.ends_with(".toml") {
+        return Ok(Format::Toml);
+    }
+    if name.ends_with(".jsonc") || name.ends_with(".code-workspace") {
+        return Ok(Format::Jsonc);
+    }
+    if name.ends_with(".json") {
+        return if jsonc::has_comments(head) {
+            Ok(Format::Jsonc)
+        } else {
+            Err(DetectError::PlainJson)
+        };
     }
     shebang(head)
 }

@@ -1,0 +1,1 @@
+//! Command-line behaviour: flags and exit codes.

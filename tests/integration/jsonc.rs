@@ -1,0 +1,1 @@
+//! JSONC integration tests.

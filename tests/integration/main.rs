@@ -1,0 +1,7 @@
+//! The integration tests: one binary running the real `demarcate` executable.
+
+mod cases;
+mod cli;
+mod jsonc;
+mod toml;
+mod util;

@@ -1,0 +1,1 @@
+//! TOML integration tests.
