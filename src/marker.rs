@@ -232,7 +232,7 @@ fn strip_opener(text: &[u8]) -> Option<&[u8]> {
 /// Returns `None` when it is not a marker: no BEGIN/END keyword first, or no `MANAGED` word.
 #[must_use]
 pub fn parse(text: &[u8]) -> Option<Marker> {
-    let body = strip_opener(text)?;
+    let body = strip_opener(trim(text))?;
     let body = trim(body);
     let (after_kw, kind) = keyword(body).ok()?;
     // The keyword must be a whole word: `BEGINNING` is not a marker.
@@ -377,6 +377,7 @@ mod tests {
     fn production_opener_variants() {
         assert_eq!(p("// BEGIN X MANAGED n").name, "n");
         assert_eq!(p("/* END X MANAGED n */").name, "n");
+        assert_eq!(p("/* END X MANAGED n */  ").name, "n");
         assert_eq!(p("## BEGIN X MANAGED n").name, "n");
     }
 
