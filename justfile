@@ -19,7 +19,7 @@ bless:
 # Benchmarks against cat and grep, side by side; writes nothing, prints ratios.
 bench:
     cargo build --release
-    bash tests/bench/run.sh
+    python3 tests/bench/bench.py
 
 # The shell-profile upgrade sample, as a dry run.
 demo:

@@ -4,17 +4,17 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 /// The built binary.
-pub fn bin() -> PathBuf {
+pub(crate) fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_demarcate"))
 }
 
 /// Runs demarcate in `dir` with `args`, colour off and the state store inside `dir`.
-pub fn run(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn run(dir: &Path, args: &[&str]) -> Output {
     run_with_stdin(dir, args, None)
 }
 
 /// As [`run`], with bytes on standard input.
-pub fn run_with_stdin(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
+pub(crate) fn run_with_stdin(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
     use std::io::Write as _;
     use std::process::{Command, Stdio};
     let mut child = Command::new(bin())
@@ -39,29 +39,29 @@ pub fn run_with_stdin(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output
 }
 
 /// The exit code (panics on a signal).
-pub fn code(o: &Output) -> i32 {
+pub(crate) fn code(o: &Output) -> i32 {
     o.status.code().expect("exited normally")
 }
 
 /// Standard error as text.
-pub fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Standard output as text.
-pub fn stdout(o: &Output) -> String {
+pub(crate) fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// Parses `--json` output.
-pub fn json(o: &Output) -> serde_json::Value {
+pub(crate) fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
         panic!("stdout is not JSON ({e}): {}", stdout(o))
     })
 }
 
 /// A temp dir holding `name` with `content`.
-pub fn with_file(name: &str, content: &[u8]) -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn with_file(name: &str, content: &[u8]) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join(name);
     std::fs::write(&path, content).expect("file written");
@@ -69,13 +69,13 @@ pub fn with_file(name: &str, content: &[u8]) -> (tempfile::TempDir, PathBuf) {
 }
 
 /// Sets a file's mtime far in the past, so a rewrite is visible.
-pub fn backdate(path: &Path) {
+pub(crate) fn backdate(path: &Path) {
     let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
     let f = std::fs::File::options().write(true).open(path).expect("open");
     f.set_modified(old).expect("set mtime");
 }
 
 /// The mtime of a file.
-pub fn mtime(path: &Path) -> std::time::SystemTime {
+pub(crate) fn mtime(path: &Path) -> std::time::SystemTime {
     std::fs::metadata(path).and_then(|m| m.modified()).expect("mtime")
 }

@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""demarcate benchmarks: each row compares demarcate with a baseline in the same run.
+
+Usage: python3 tests/bench/bench.py [--bin target/release/demarcate] [--ansible] [--quick]
+
+Rows (SPEC targets in brackets):
+  set on a 5 KB profile, whole process   vs  cat FILE >/dev/null          [within 3x]
+  set on a 5 KB profile                  vs  ansible blockinfile (opt.)   [300x faster]
+  list on a 100 MB shell file            vs  grep -c MANAGED              [>=500 MB/s, within 3x]
+  list on a 100 MB env file              vs  grep -c MANAGED              [>=500 MB/s, within 3x]
+  list / set on a 20 MB TOML file                                         [>=200 MB/s]
+  list / set on a 20 MB JSONC file                                        [>=200 MB/s]
+Peak memory of each list run is reported against the file size [under 1.5x].
+Nothing here is a test: it prints numbers and ratios, and never fails on a slow machine.
+"""
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def timed(argv, runs, stdin=None, cwd=None):
+    """Median wall time of `runs` runs of argv (seconds), and peak RSS of the last (bytes)."""
+    times = []
+    peak = 0
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        t0 = time.perf_counter()
+        p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd,
+                           stdin=stdin)
+        times.append(time.perf_counter() - t0)
+        if p.returncode not in (0, 1):
+            sys.exit(f"{' '.join(argv)} failed ({p.returncode}): {p.stderr.decode()[:300]}")
+        peak = max(peak, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before)
+    return statistics.median(times), peak * 1024
+
+
+def profile_5k():
+    lines = ["# ~/.bashrc", "case $- in *i*) ;; *) return;; esac"]
+    i = 0
+    while sum(len(l) + 1 for l in lines) < 5000:
+        lines += [f'export VAR_{i}="value $HOME/{i}"', f"alias a{i}='ls -l {i}'",
+                  f'if [ -d "$HOME/d{i}" ]; then PATH="$HOME/d{i}:$PATH"; fi']
+        i += 1
+    return ("\n".join(lines) + "\n").encode()
+
+
+def shell_file(size):
+    block = (
+        b'# a comment line with some text\n'
+        b'export PATH="$HOME/bin:$PATH"\n'
+        b"alias ll='ls -alF' # trailing comment\n"
+        b'if [ -f "$HOME/.x" ]; then . "$HOME/.x"; fi\n'
+        b'msg="multi\nline # not a comment\nstring"\n'
+        b"cat <<'EOF'\n# BEGIN NOT MANAGED x\nEOF\n"
+        b'v=$(echo "${HOME#/}" | tr a b)\n'
+    )
+    region = b"# BEGIN ZYLOS MANAGED r%d\nexport Z%d=1\n# END ZYLOS MANAGED r%d\n"
+    return fill(block, region, size)
+
+
+def env_file(size):
+    block = (
+        b"# settings\n"
+        b"export FOO=bar\n"
+        b'DB_URL="postgres://u:p@localhost/db"\n'
+        b"INLINE=value # inline comment\n"
+        b"SINGLE='single # not a comment'\n"
+        b'CERT="-----BEGIN-----\nabc\n-----END-----"\n'
+    )
+    region = b"# BEGIN ZYLOS MANAGED r%d\nZ%d=1\n# END ZYLOS MANAGED r%d\n"
+    return fill(block, region, size, keyed=True)
+
+
+def toml_file(size):
+    out = bytearray(b'title = "bench"\n')
+    i = 0
+    while len(out) < size:
+        out += (b'[table_%d]\nname = "n # not a comment"\nport = %d\nlist = [1, 2, 3]\n'
+                b"desc = '''\nmulti # line\n'''\n# a comment\n" % (i, i))
+        i += 1
+    return bytes(out)
+
+
+def jsonc_file(size):
+    out = bytearray(b"{\n  // settings\n")
+    i = 0
+    while len(out) < size:
+        out += (b'  "key_%d": {"name": "n // not a comment", "port": %d, "list": [1, 2, 3]},'
+                b" // trailing\n" % (i, i))
+        i += 1
+    out += b'  "last": true\n}\n'
+    return bytes(out)
+
+
+def fill(block, region, size, keyed=False):
+    out = bytearray()
+    i = 0
+    while len(out) < size:
+        if keyed:
+            out += block.replace(b"FOO", b"FOO%d" % i).replace(b"DB_URL", b"DB%d" % i) \
+                .replace(b"INLINE", b"IN%d" % i).replace(b"SINGLE", b"S%d" % i) \
+                .replace(b"CERT", b"C%d" % i)
+        else:
+            out += block
+        if i % 1000 == 0:
+            out += region % (i, i, i)
+        i += 1
+    return bytes(out)
+
+
+def mbps(size, secs):
+    return size / secs / 1e6
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default=os.path.join(ROOT, "target/release/demarcate"))
+    ap.add_argument("--ansible", action="store_true",
+                    help="also compare with ansible blockinfile (installs ansible-core into target/)")
+    ap.add_argument("--quick", action="store_true", help="smaller files, fewer runs")
+    a = ap.parse_args()
+    bin_ = os.path.abspath(a.bin)
+    big = 10_000_000 if a.quick else 100_000_000
+    mid = 2_000_000 if a.quick else 20_000_000
+    runs = 3 if a.quick else 5
+    tmp = tempfile.mkdtemp(prefix="demarcate-bench-")
+    rows = []
+    try:
+        # set on a 5 KB profile vs cat
+        prof = os.path.join(tmp, "profile.sh")
+        with open(prof, "wb") as f:
+            f.write(profile_5k())
+        bodies = []
+        for k in "ab":
+            p = os.path.join(tmp, f"body_{k}")
+            with open(p, "w") as f:
+                f.write(f"export ZYLOS_{k.upper()}=1\n")
+            bodies.append(p)
+        set_times = []
+        for i in range(30):
+            t, _ = timed([bin_, "set", prof, "--owner", "Z", "--name", "n", "--content-file",
+                          bodies[i % 2], "-q"], 1)
+            set_times.append(t)
+        t_set = statistics.median(set_times)
+        t_cat, _ = timed(["sh", "-c", f"cat {prof} >/dev/null"], 30)
+        t_cat_direct, _ = timed(["cat", prof], 30)
+        rows.append(("set, 5 KB profile (writes)", f"{t_set*1000:.2f} ms",
+                     f"cat: {t_cat_direct*1000:.2f} ms", f"{t_set/t_cat_direct:.2f}x cat",
+                     "within 3x of cat"))
+        if a.ansible:
+            ans = ansible_time(tmp, prof)
+            if ans:
+                rows.append(("set vs ansible blockinfile", f"{t_set*1000:.2f} ms",
+                             f"ansible: {ans*1000:.0f} ms", f"{ans/t_set:.0f}x faster",
+                             ">= 300x faster"))
+        # list on big files vs grep -c
+        for fmt, gen, name, size in (("shell", shell_file, "big.sh", big),
+                                     ("env", env_file, "big.env", big),
+                                     ("toml", toml_file, "big.toml", mid),
+                                     ("jsonc", jsonc_file, "big.jsonc", mid)):
+            path = os.path.join(tmp, name)
+            data = gen(size)
+            with open(path, "wb") as f:
+                f.write(data)
+            n = len(data)
+            t_list, peak = timed([bin_, "list", path, "--format", fmt], runs)
+            t_grep, _ = timed(["grep", "-c", "MANAGED", path], runs)
+            rows.append((f"list, {n/1e6:.0f} MB {fmt}", f"{mbps(n, t_list):.0f} MB/s",
+                         f"grep -c: {mbps(n, t_grep):.0f} MB/s",
+                         f"{t_list/t_grep:.2f}x grep; peak {peak/n:.2f}x size",
+                         ">= 500 MB/s, 3x grep, 1.5x mem" if fmt in ("shell", "env")
+                         else ">= 200 MB/s"))
+            extra = ["--at", "/"] if fmt == "jsonc" else []
+            t_s, _ = timed([bin_, "set", path, "--format", fmt, "--owner", "B", "--name", "x",
+                            "--content", body_for(fmt), "--dry-run", *extra], runs)
+            rows.append((f"set (plan, no write), {n/1e6:.0f} MB {fmt}",
+                         f"{mbps(n, t_s):.0f} MB/s", "", "", ""))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    w = [max(len(r[i]) for r in rows) for i in range(5)]
+    head = ("row", "demarcate", "baseline", "ratio", "target")
+    w = [max(w[i], len(head[i])) for i in range(5)]
+    print(" | ".join(h.ljust(w[i]) for i, h in enumerate(head)))
+    print("-+-".join("-" * x for x in w))
+    for r in rows:
+        print(" | ".join(c.ljust(w[i]) for i, c in enumerate(r)))
+
+
+def body_for(fmt):
+    return {"shell": "export B=1", "env": "B=1", "toml": "[bench_x]\nk = 1",
+            "jsonc": '"bench_x": 1'}[fmt]
+
+
+def ansible_time(tmp, prof):
+    venv = os.path.join(ROOT, "target", "bench-ansible")
+    py = os.path.join(venv, "bin", "python")
+    if not os.path.exists(os.path.join(venv, "bin", "ansible")):
+        print("installing ansible-core into target/bench-ansible ...", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", venv], check=False)
+        subprocess.run([py, "-m", "pip", "install", "-q", "ansible-core"], check=False)
+    ansible = os.path.join(venv, "bin", "ansible")
+    if not os.path.exists(ansible):
+        print("ansible unavailable; row skipped", file=sys.stderr)
+        return None
+    args = f"path={prof} block='export ANS=1' marker='# {{mark}} ANSIBLE MANAGED BLOCK'"
+    t, _ = timed([ansible, "localhost", "-m", "blockinfile", "-a", args], 3)
+    return t
+
+
+if __name__ == "__main__":
+    main()
