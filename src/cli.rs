@@ -16,6 +16,7 @@ use crate::io::{self, IoError};
 use crate::marker::Identity;
 use crate::plan::{self, At, Desired, OnDrift, Op, Options, PlanError};
 use crate::report::{self, FileReport, ProblemReport, Report};
+use crate::state::{FileState, Store};
 
 /// Manage regions between marker comments inside files people also edit by hand.
 #[derive(Debug, Parser)]
@@ -171,7 +172,11 @@ impl Out {
 
     fn warn(&self, msg: &str) {
         if !self.quiet {
-            let _ = writeln!(std::io::stderr(), "{} {msg}", self.paint("1;33", "warning:"));
+            let _ = writeln!(
+                std::io::stderr(),
+                "{} {msg}",
+                self.paint("1;33", "warning:")
+            );
         }
     }
 
@@ -231,8 +236,12 @@ where
         report.files.push(entry);
     };
     match &cli.cmd {
-        Cmd::List { targets } => targets.iter().for_each(|t| add(read_only(t, &cfg, &out, false))),
-        Cmd::Check { targets } => targets.iter().for_each(|t| add(read_only(t, &cfg, &out, true))),
+        Cmd::List { targets } => targets
+            .iter()
+            .for_each(|t| add(read_only(t, &cfg, &out, false))),
+        Cmd::Check { targets } => targets
+            .iter()
+            .for_each(|t| add(read_only(t, &cfg, &out, true))),
         Cmd::Set {
             target,
             id,
@@ -303,6 +312,7 @@ fn config(c: &Common) -> Result<Config, String> {
             on_drift,
             hash: !c.no_hash,
             force: c.force,
+            eof_break_added: BTreeSet::new(),
         },
         dry_run: c.dry_run,
         check: c.check,
@@ -351,7 +361,9 @@ fn body_from(content: Option<&str>, file: Option<&Path>) -> Result<Vec<u8>, Stri
         }
         (None, Some(p)) => fs_err::read(p).map_err(|e| e.to_string())?,
         (None, None) => {
-            return Err("set needs the region's body: --content TEXT or --content-file FILE|-".to_owned());
+            return Err(
+                "set needs the region's body: --content TEXT or --content-file FILE|-".to_owned(),
+            );
         }
     };
     if memchr::memchr(0, &bytes).is_some() {
@@ -439,11 +451,21 @@ fn read_only(path: &Path, cfg: &Config, out: &Out, check: bool) -> (FileReport, 
         } else {
             print_list(path, &e);
             for p in &doc.problems {
-                out.warn(&format!("{}:{}:{}: {}", path.display(), p.line, p.column, p.message));
+                out.warn(&format!(
+                    "{}:{}:{}: {}",
+                    path.display(),
+                    p.line,
+                    p.column,
+                    p.message
+                ));
             }
         }
     }
-    let code = if check && !doc.problems.is_empty() { FOUND } else { OK };
+    let code = if check && !doc.problems.is_empty() {
+        FOUND
+    } else {
+        OK
+    };
     (e, code)
 }
 
@@ -495,7 +517,10 @@ fn print_problems(path: &Path, src: &[u8], doc: &Document<'_>, out: &Out) {
 }
 
 fn nth_line(src: &[u8], line: usize) -> String {
-    let l = src.split(|b| *b == b'\n').nth(line.saturating_sub(1)).unwrap_or_default();
+    let l = src
+        .split(|b| *b == b'\n')
+        .nth(line.saturating_sub(1))
+        .unwrap_or_default();
     let l = l.strip_suffix(b"\r").unwrap_or(l);
     String::from_utf8_lossy(l).into_owned()
 }
@@ -535,16 +560,41 @@ fn edit(
         };
         if missing && (cfg.no_create || ops.iter().all(|o| matches!(o, Op::Remove(_)))) {
             if cfg.no_create {
-                out.note(&format!("{}: does not exist; not created (--no-create)", path.display()));
+                out.note(&format!(
+                    "{}: does not exist; not created (--no-create)",
+                    path.display()
+                ));
             }
             return (entry(path, Some(f)), OK);
         }
         if f.syntax().requires_utf8() && std::str::from_utf8(&src).is_err() {
-            let msg = format!("{}: not valid UTF-8, which {} files must be", path.display(), f.name());
+            let msg = format!(
+                "{}: not valid UTF-8, which {} files must be",
+                path.display(),
+                f.name()
+            );
             return failed(path, cfg, out, &msg);
         }
         let doc = Document::parse(&src, f.syntax());
-        let planned = match plan::plan(&doc, f.syntax(), &ops, &cfg.opts) {
+        let canonical = canonical_path(&real);
+        let store = Store::for_user();
+        let known = store
+            .as_ref()
+            .map(|s| s.load(&canonical))
+            .unwrap_or_default();
+        let mut opts = cfg.opts.clone();
+        opts.eof_break_added = doc
+            .regions
+            .iter()
+            .filter(|r| {
+                known
+                    .regions
+                    .get(&r.id.to_string())
+                    .is_some_and(|k| k.eof_break)
+            })
+            .map(|r| r.id.clone())
+            .collect();
+        let planned = match plan::plan(&doc, f.syntax(), &ops, &opts) {
             Ok(p) => p,
             Err(e) => return plan_failed(path, cfg, out, f, &doc, &e),
         };
@@ -603,14 +653,75 @@ fn edit(
         if let Err(err) = staged.commit() {
             return failed(path, cfg, out, &err.to_string());
         }
+        if let Some(store) = &store {
+            if let Err(err) = remember(store, &canonical, known, &planned.outcomes) {
+                out.warn(&format!(
+                    "{}: the edit is written, but the state store could not be updated: {err}",
+                    path.display()
+                ));
+            }
+        }
         if !out.json {
             for o in &planned.outcomes {
-                out.note(&format!("{}: {} \"{}\"", path.display(), o.action.as_str(), o.id));
+                out.note(&format!(
+                    "{}: {} \"{}\"",
+                    path.display(),
+                    o.action.as_str(),
+                    o.id
+                ));
             }
         }
         return (e, OK);
     }
-    failed(path, cfg, out, &IoError::Busy(path.to_path_buf()).to_string())
+    failed(
+        path,
+        cfg,
+        out,
+        &IoError::Busy(path.to_path_buf()).to_string(),
+    )
+}
+
+/// The file's absolute path with symlinks resolved (the state store's key).
+fn canonical_path(real: &Path) -> PathBuf {
+    if let Ok(c) = std::fs::canonicalize(real) {
+        return c;
+    }
+    let parent = real
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    match (std::fs::canonicalize(parent), real.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => real.to_path_buf(),
+    }
+}
+
+/// Records in the state store what an edit wrote.
+fn remember(
+    store: &Store,
+    canonical: &Path,
+    mut known: FileState,
+    outcomes: &[plan::Outcome],
+) -> std::io::Result<()> {
+    use plan::Action;
+    for o in outcomes {
+        let key = o.id.to_string();
+        match o.action {
+            Action::Inserted | Action::Updated | Action::Merged => {
+                let entry = known.regions.entry(key).or_default();
+                if let Some((hash, body)) = &o.written {
+                    store.save_body(hash, body)?;
+                    entry.hash = Some(hash.clone());
+                }
+                entry.eof_break |= o.eof_break;
+            }
+            Action::Removed | Action::Pruned => {
+                known.regions.remove(&key);
+            }
+            Action::Unchanged | Action::KeptDrifted => {}
+        }
+    }
+    store.save(canonical, &known)
 }
 
 fn plan_failed(
@@ -627,7 +738,10 @@ fn plan_failed(
         ""
     };
     let msg = format!("{}:{err}; nothing was written{hint}", path.display());
-    let msg = msg.replace("; nothing was written; nothing was written", "; nothing was written");
+    let msg = msg.replace(
+        "; nothing was written; nothing was written",
+        "; nothing was written",
+    );
     let (mut e, code) = failed(path, cfg, out, &msg);
     e.format = f.name().to_owned();
     e.regions = report::regions(doc, &[]);

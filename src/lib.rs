@@ -11,3 +11,4 @@ pub mod marker;
 pub mod plan;
 pub mod problem;
 pub mod report;
+pub mod state;

@@ -61,6 +61,9 @@ pub struct Options {
     pub hash: bool,
     /// Write even when the edit creates a duplicate key where the format forbids it.
     pub force: bool,
+    /// Regions whose insertion added a line break after an unterminated last line (from the
+    /// state store): removing such a region while it is still last takes the break back.
+    pub eof_break_added: BTreeSet<Identity>,
 }
 
 /// One desired region.
@@ -133,6 +136,11 @@ pub struct Outcome {
     pub action: Action,
     /// Its lines before the edit (for removed regions, the only lines it has).
     pub old_lines: Option<(usize, usize)>,
+    /// The hash written on its BEGIN line and the normalized body it covers (inserted and
+    /// updated regions), for the state store.
+    pub written: Option<(String, Vec<u8>)>,
+    /// Inserting it added a line break after the file's unterminated last line.
+    pub eof_break: bool,
 }
 
 /// A planned edit.
@@ -161,7 +169,9 @@ pub enum PlanError {
     #[error("{}", blocked_message(.0))]
     Blocked(Vec<Problem>),
     /// `--on-drift fail` met a drifted region.
-    #[error("{line}:1: region \"{id}\" was edited by hand (--on-drift fail); keep the edit with --on-drift keep or replace it with --on-drift overwrite")]
+    #[error(
+        "{line}:1: region \"{id}\" was edited by hand (--on-drift fail); keep the edit with --on-drift keep or replace it with --on-drift overwrite"
+    )]
     Drift {
         /// The region.
         id: Identity,
@@ -169,7 +179,9 @@ pub enum PlanError {
         line: usize,
     },
     /// The body holds a marker line of its own.
-    #[error("the content for \"{id}\" holds a marker line (its line {line}): regions cannot nest; remove the marker lines from the content")]
+    #[error(
+        "the content for \"{id}\" holds a marker line (its line {line}): regions cannot nest; remove the marker lines from the content"
+    )]
     MarkerInBody {
         /// The region.
         id: Identity,
@@ -177,7 +189,9 @@ pub enum PlanError {
         line: usize,
     },
     /// The body is not complete for the format (an unterminated quote, heredoc, ...).
-    #[error("the content for \"{id}\" does not stand on its own: {what} opened on its line {line} is never closed; a region's body must be complete")]
+    #[error(
+        "the content for \"{id}\" does not stand on its own: {what} opened on its line {line} is never closed; a region's body must be complete"
+    )]
     OpenBody {
         /// The region.
         id: Identity,
@@ -187,7 +201,9 @@ pub enum PlanError {
         line: usize,
     },
     /// The file ends inside a construct, so nothing can be appended.
-    #[error("{line}:1: the file ends inside {what} opened here, so a region cannot be placed after it; close it first")]
+    #[error(
+        "{line}:1: the file ends inside {what} opened here, so a region cannot be placed after it; close it first"
+    )]
     OpenFile {
         /// What is open.
         what: &'static str,
@@ -195,7 +211,9 @@ pub enum PlanError {
         line: usize,
     },
     /// `--on-drift merge` is not available for this command.
-    #[error("--on-drift merge needs the stored base of the region (demarcate apply); use keep, overwrite or fail")]
+    #[error(
+        "--on-drift merge needs the stored base of the region (demarcate apply); use keep, overwrite or fail"
+    )]
     MergeUnavailable,
     /// The format cannot place the region where asked.
     #[error("{0}")]
@@ -214,7 +232,11 @@ fn blocked_message(problems: &[Problem]) -> String {
             p.line,
             p.column,
             p.message,
-            if more > 0 { format!(" (and {more} more)") } else { String::new() }
+            if more > 0 {
+                format!(" (and {more} more)")
+            } else {
+                String::new()
+            }
         ),
         None => "damaged markers".to_owned(),
     }
@@ -360,7 +382,11 @@ fn validate(
 
 fn names(ids: &BTreeSet<Identity>) -> String {
     let v: Vec<String> = ids.iter().map(|i| format!("\"{i}\"")).collect();
-    if v.is_empty() { "none".to_owned() } else { v.join(", ") }
+    if v.is_empty() {
+        "none".to_owned()
+    } else {
+        v.join(", ")
+    }
 }
 
 /// Line number (1-based) of byte `offset` in `text`.
@@ -434,13 +460,18 @@ impl Planner<'_, '_> {
         if let Some(p) = self.syntax.place(self.doc, at, body) {
             return p.map_err(PlanError::Place);
         }
-        self.place_line(at).map(|offset| Placement { offset, wrap: None })
+        self.place_line(at)
+            .map(|offset| Placement { offset, wrap: None })
     }
 
     /// Resolves `at` to an insertion offset at a line start (or the end of the file).
     fn place_line(&self, at: &At) -> Result<usize, PlanError> {
         let src = self.doc.src;
-        let bom = if src.starts_with(b"\xef\xbb\xbf") { 3 } else { 0 };
+        let bom = if src.starts_with(b"\xef\xbb\xbf") {
+            3
+        } else {
+            0
+        };
         match at {
             At::Default | At::End => self.end_of_file(),
             At::Pointer(p) => Err(PlanError::Place(format!(
@@ -452,7 +483,11 @@ impl Planner<'_, '_> {
             At::Start => {
                 if src[bom..].starts_with(b"#!") {
                     let e = line_end(src, bom);
-                    Ok(if self.doc.lexed.is_inner(e) { self.skip_inner(e) } else { e })
+                    Ok(if self.doc.lexed.is_inner(e) {
+                        self.skip_inner(e)
+                    } else {
+                        e
+                    })
                 } else {
                     Ok(bom)
                 }
@@ -551,6 +586,7 @@ impl Planner<'_, '_> {
         }
         self.replace(&r, &body);
         self.outcome(&d.id, Action::Updated, lines);
+        self.record_written(&body, false);
         Ok(())
     }
 
@@ -588,7 +624,8 @@ impl Planner<'_, '_> {
         let src = self.doc.src;
         let fitted = self.syntax.fit_insert(self.doc, at, body);
         let mut text = Vec::with_capacity(fitted.body.len() + 128);
-        if at > 0 && src[at - 1] != b'\n' && fitted.before.is_empty() {
+        let eof_break = at > 0 && src[at - 1] != b'\n' && fitted.before.is_empty();
+        if eof_break {
             // Exception (a): a line break after an unterminated last line.
             text.extend_from_slice(self.eol().as_bytes());
         }
@@ -608,6 +645,7 @@ impl Planner<'_, '_> {
         }
         self.expected.insert(d.id.clone());
         self.outcome(&d.id, Action::Inserted, None);
+        self.record_written(&fitted.body, eof_break);
     }
 
     fn remove(&mut self, id: &Identity, action: Action) {
@@ -636,8 +674,19 @@ impl Planner<'_, '_> {
             }
         }
         let extra = self.syntax.on_remove(self.doc, r);
+        let mut span = r.span();
+        let src = self.doc.src;
+        if self.opts.eof_break_added.contains(id) && span.end == src.len() {
+            // The line break this region's insertion added is taken back with it.
+            let before = &src[..span.start];
+            if before.ends_with(b"\r\n") && before.len() > 2 {
+                span.start -= 2;
+            } else if before.ends_with(b"\n") && before.len() > 1 {
+                span.start -= 1;
+            }
+        }
         self.splices.push(Splice {
-            span: r.span(),
+            span,
             text: Vec::new(),
         });
         for (span, text) in extra {
@@ -667,8 +716,14 @@ impl Planner<'_, '_> {
                 .find_map(|n| self.doc.region(&n.id))
                 .map(|r| r.begin.line.start);
             let at = match (after_prev, before_next) {
-                (Some(a), _) => Placement { offset: a, wrap: None },
-                (None, Some(b)) => Placement { offset: b, wrap: None },
+                (Some(a), _) => Placement {
+                    offset: a,
+                    wrap: None,
+                },
+                (None, Some(b)) => Placement {
+                    offset: b,
+                    wrap: None,
+                },
                 (None, None) => self.place(&self.opts.at.clone(), &self.render_body(&d.body))?,
             };
             self.set(d, &at)?;
@@ -692,6 +747,18 @@ impl Planner<'_, '_> {
             id: id.clone(),
             action,
             old_lines,
+            written: None,
+            eof_break: false,
         });
+    }
+
+    /// Notes on the last outcome the hash and body written, for the state store.
+    fn record_written(&mut self, body: &[u8], eof_break: bool) {
+        let normalized = self.syntax.normalize(body);
+        let hash = hash::of_normalized(&normalized);
+        if let Some(o) = self.outcomes.last_mut() {
+            o.written = Some((hash, normalized));
+            o.eof_break = eof_break;
+        }
     }
 }

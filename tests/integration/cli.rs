@@ -5,7 +5,16 @@ use crate::util::{self, backdate, code, json, mtime, run, stderr, stdout, with_f
 const PROFILE: &[u8] = b"# my profile\nexport EDITOR=vi\nalias ll='ls -l'\n";
 
 fn set_args<'a>(file: &'a str, body: &'a str) -> Vec<&'a str> {
-    vec!["set", file, "--owner", "ZYLOS", "--name", "hooks", "--content", body]
+    vec![
+        "set",
+        file,
+        "--owner",
+        "ZYLOS",
+        "--name",
+        "hooks",
+        "--content",
+        body,
+    ]
 }
 
 #[test]
@@ -19,13 +28,23 @@ fn set_inserts_at_end_with_hash_and_is_idempotent() {
         b"# BEGIN ZYLOS MANAGED hooks hash=8cb53e8a30d5\nexport A=1\n# END ZYLOS MANAGED hooks\n",
     ]
     .concat();
-    assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want));
+    assert_eq!(
+        String::from_utf8_lossy(&got),
+        String::from_utf8_lossy(&want)
+    );
     backdate(&path);
     let before = mtime(&path);
     let o = run(dir.path(), &set_args("profile.sh", "export A=1\n"));
     assert_eq!(code(&o), 0);
-    assert_eq!(mtime(&path), before, "an unchanged file must not be rewritten");
-    let o = run(dir.path(), &[&set_args("profile.sh", "export A=1")[..], &["--json"]].concat());
+    assert_eq!(
+        mtime(&path),
+        before,
+        "an unchanged file must not be rewritten"
+    );
+    let o = run(
+        dir.path(),
+        &[&set_args("profile.sh", "export A=1")[..], &["--json"]].concat(),
+    );
     let j = json(&o);
     assert_eq!(j["files"][0]["changed"], false);
     assert_eq!(j["files"][0]["regions"][0]["action"], "unchanged");
@@ -34,41 +53,149 @@ fn set_inserts_at_end_with_hash_and_is_idempotent() {
 #[test]
 fn remove_restores_the_original_bytes() {
     let (dir, path) = with_file("profile.sh", PROFILE);
-    assert_eq!(code(&run(dir.path(), &set_args("profile.sh", "export A=1"))), 0);
-    let o = run(dir.path(), &["remove", "profile.sh", "--owner", "ZYLOS", "--name", "hooks"]);
+    assert_eq!(
+        code(&run(dir.path(), &set_args("profile.sh", "export A=1"))),
+        0
+    );
+    let o = run(
+        dir.path(),
+        &[
+            "remove",
+            "profile.sh",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "hooks",
+        ],
+    );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(std::fs::read(&path).expect("read"), PROFILE);
     // Removing again: nothing to do, exit 0, no write.
     backdate(&path);
     let before = mtime(&path);
-    let o = run(dir.path(), &["remove", "profile.sh", "--owner", "ZYLOS", "--name", "hooks"]);
+    let o = run(
+        dir.path(),
+        &[
+            "remove",
+            "profile.sh",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "hooks",
+        ],
+    );
     assert_eq!(code(&o), 0);
     assert_eq!(mtime(&path), before);
 }
 
 #[test]
-fn unterminated_last_line_gets_a_line_break_that_stays() {
+fn unterminated_last_line_round_trips_exactly_with_the_state_store() {
+    for eol in ["\n", "\r\n"] {
+        let src = format!("# profile{eol}export A=1");
+        let (dir, path) = with_file("profile.sh", src.as_bytes());
+        assert_eq!(
+            code(&run(dir.path(), &set_args("profile.sh", "export B=2"))),
+            0
+        );
+        let got = std::fs::read_to_string(&path).expect("read");
+        assert!(
+            got.starts_with(&format!("{src}{eol}# BEGIN ZYLOS MANAGED hooks")),
+            "{got:?}"
+        );
+        run(
+            dir.path(),
+            &[
+                "remove",
+                "profile.sh",
+                "--owner",
+                "ZYLOS",
+                "--name",
+                "hooks",
+            ],
+        );
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), src);
+    }
+}
+
+#[test]
+fn unterminated_last_line_break_stays_without_the_state_store() {
     let (dir, path) = with_file("profile.sh", b"export A=1");
-    assert_eq!(code(&run(dir.path(), &set_args("profile.sh", "export B=2"))), 0);
-    let got = std::fs::read_to_string(&path).expect("read");
-    assert!(got.starts_with("export A=1\n# BEGIN ZYLOS MANAGED hooks"), "{got}");
-    run(dir.path(), &["remove", "profile.sh", "--owner", "ZYLOS", "--name", "hooks"]);
+    assert_eq!(
+        code(&run(dir.path(), &set_args("profile.sh", "export B=2"))),
+        0
+    );
+    std::fs::remove_dir_all(dir.path().join(".state")).expect("state store existed");
+    run(
+        dir.path(),
+        &[
+            "remove",
+            "profile.sh",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "hooks",
+        ],
+    );
     assert_eq!(std::fs::read(&path).expect("read"), b"export A=1\n");
+}
+
+#[test]
+fn unterminated_last_line_break_stays_when_the_user_appended_after_the_region() {
+    let (dir, path) = with_file("profile.sh", b"export A=1");
+    run(dir.path(), &set_args("profile.sh", "export B=2"));
+    let mut text = std::fs::read_to_string(&path).expect("read");
+    text.push_str("export C=3\n");
+    std::fs::write(&path, &text).expect("write");
+    run(
+        dir.path(),
+        &[
+            "remove",
+            "profile.sh",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "hooks",
+        ],
+    );
+    assert_eq!(
+        std::fs::read(&path).expect("read"),
+        b"export A=1\nexport C=3\n"
+    );
 }
 
 #[test]
 fn crlf_file_gets_crlf_region_and_round_trips() {
     let crlf = b"export A=1\r\nalias l=ls\r\n";
     let (dir, path) = with_file("profile.sh", crlf);
-    assert_eq!(code(&run(dir.path(), &set_args("profile.sh", "export B=2\nexport C=3\n"))), 0);
+    assert_eq!(
+        code(&run(
+            dir.path(),
+            &set_args("profile.sh", "export B=2\nexport C=3\n")
+        )),
+        0
+    );
     let got = std::fs::read(&path).expect("read");
     let text = String::from_utf8_lossy(&got);
-    assert_eq!(text.matches('\n').count(), text.matches("\r\n").count(), "{text:?}");
+    assert_eq!(
+        text.matches('\n').count(),
+        text.matches("\r\n").count(),
+        "{text:?}"
+    );
     // The hash is the same as in an LF file.
-    assert!(text.contains("hash=") );
+    assert!(text.contains("hash="));
     let o = run(dir.path(), &["list", "profile.sh", "--json"]);
     assert_eq!(json(&o)["files"][0]["regions"][0]["state"], "pristine");
-    run(dir.path(), &["remove", "profile.sh", "--owner", "ZYLOS", "--name", "hooks"]);
+    run(
+        dir.path(),
+        &[
+            "remove",
+            "profile.sh",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "hooks",
+        ],
+    );
     assert_eq!(std::fs::read(&path).expect("read"), crlf);
 }
 
@@ -76,21 +203,43 @@ fn crlf_file_gets_crlf_region_and_round_trips() {
 fn bom_and_non_utf8_bytes_survive() {
     let src = b"\xef\xbb\xbf# caf\xe9\nexport A=1\n";
     let (dir, path) = with_file("profile.sh", src);
-    assert_eq!(code(&run(dir.path(), &set_args("profile.sh", "export B=2"))), 0);
+    assert_eq!(
+        code(&run(dir.path(), &set_args("profile.sh", "export B=2"))),
+        0
+    );
     let got = std::fs::read(&path).expect("read");
     assert!(got.starts_with(src));
-    run(dir.path(), &["remove", "profile.sh", "--owner", "ZYLOS", "--name", "hooks"]);
+    run(
+        dir.path(),
+        &[
+            "remove",
+            "profile.sh",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "hooks",
+        ],
+    );
     assert_eq!(std::fs::read(&path).expect("read"), src);
 }
 
 #[test]
 fn at_start_goes_after_the_shebang() {
     let (dir, path) = with_file("install.sh", b"#!/bin/sh\necho hi\n");
-    let o = run(dir.path(), &[&set_args("install.sh", "X=1")[..], &["--at", "start"]].concat());
+    let o = run(
+        dir.path(),
+        &[&set_args("install.sh", "X=1")[..], &["--at", "start"]].concat(),
+    );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let got = std::fs::read_to_string(&path).expect("read");
-    assert!(got.starts_with("#!/bin/sh\n# BEGIN ZYLOS MANAGED hooks"), "{got}");
-    assert!(got.ends_with("# END ZYLOS MANAGED hooks\necho hi\n"), "{got}");
+    assert!(
+        got.starts_with("#!/bin/sh\n# BEGIN ZYLOS MANAGED hooks"),
+        "{got}"
+    );
+    assert!(
+        got.ends_with("# END ZYLOS MANAGED hooks\necho hi\n"),
+        "{got}"
+    );
 }
 
 #[test]
@@ -98,22 +247,45 @@ fn at_after_and_before_a_regex() {
     let src = b"one\ncat <<EOF\ntwo\nEOF\nthree\n";
     let (dir, path) = with_file("p.sh", src);
     // After a line that opens a heredoc: the region goes after the heredoc.
-    let o = run(dir.path(), &[&set_args("p.sh", "X=1")[..], &["--at", "after:^cat"]].concat());
+    let o = run(
+        dir.path(),
+        &[&set_args("p.sh", "X=1")[..], &["--at", "after:^cat"]].concat(),
+    );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let got = std::fs::read_to_string(&path).expect("read");
-    assert!(got.starts_with("one\ncat <<EOF\ntwo\nEOF\n# BEGIN"), "{got}");
+    assert!(
+        got.starts_with("one\ncat <<EOF\ntwo\nEOF\n# BEGIN"),
+        "{got}"
+    );
     std::fs::write(&path, src).expect("write");
-    let o = run(dir.path(), &[&set_args("p.sh", "X=1")[..], &["--at", "before:^three"]].concat());
+    let o = run(
+        dir.path(),
+        &[&set_args("p.sh", "X=1")[..], &["--at", "before:^three"]].concat(),
+    );
     assert_eq!(code(&o), 0);
     let got = std::fs::read_to_string(&path).expect("read");
     assert!(got.contains("EOF\n# BEGIN"), "{got}");
     assert!(got.ends_with("# END ZYLOS MANAGED hooks\nthree\n"), "{got}");
     // No match: the end.
     std::fs::write(&path, src).expect("write");
-    run(dir.path(), &[&set_args("p.sh", "X=1")[..], &["--at", "after:nothing-matches"]].concat());
-    assert!(std::fs::read_to_string(&path).expect("read").ends_with("# END ZYLOS MANAGED hooks\n"));
+    run(
+        dir.path(),
+        &[
+            &set_args("p.sh", "X=1")[..],
+            &["--at", "after:nothing-matches"],
+        ]
+        .concat(),
+    );
+    assert!(
+        std::fs::read_to_string(&path)
+            .expect("read")
+            .ends_with("# END ZYLOS MANAGED hooks\n")
+    );
     // A bad regex is a usage error.
-    let o = run(dir.path(), &[&set_args("p.sh", "X=1")[..], &["--at", "after:("]].concat());
+    let o = run(
+        dir.path(),
+        &[&set_args("p.sh", "X=1")[..], &["--at", "after:("]].concat(),
+    );
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("regular expression"), "{}", stderr(&o));
 }
@@ -123,18 +295,37 @@ fn check_flag_and_dry_run() {
     let (dir, path) = with_file("profile.sh", PROFILE);
     backdate(&path);
     let before = mtime(&path);
-    let o = run(dir.path(), &[&set_args("profile.sh", "X=1")[..], &["--check"]].concat());
+    let o = run(
+        dir.path(),
+        &[&set_args("profile.sh", "X=1")[..], &["--check"]].concat(),
+    );
     assert_eq!(code(&o), 1);
-    let o = run(dir.path(), &[&set_args("profile.sh", "X=1")[..], &["--dry-run"]].concat());
+    let o = run(
+        dir.path(),
+        &[&set_args("profile.sh", "X=1")[..], &["--dry-run"]].concat(),
+    );
     assert_eq!(code(&o), 0);
     let out = stdout(&o);
-    assert!(out.contains("@@") && out.contains("+# BEGIN ZYLOS MANAGED hooks"), "{out}");
-    let o = run(dir.path(), &[&set_args("profile.sh", "X=1")[..], &["--dry-run", "--check"]].concat());
+    assert!(
+        out.contains("@@") && out.contains("+# BEGIN ZYLOS MANAGED hooks"),
+        "{out}"
+    );
+    let o = run(
+        dir.path(),
+        &[
+            &set_args("profile.sh", "X=1")[..],
+            &["--dry-run", "--check"],
+        ]
+        .concat(),
+    );
     assert_eq!(code(&o), 1);
     assert_eq!(std::fs::read(&path).expect("read"), PROFILE);
     assert_eq!(mtime(&path), before);
     run(dir.path(), &set_args("profile.sh", "X=1"));
-    let o = run(dir.path(), &[&set_args("profile.sh", "X=1")[..], &["--check"]].concat());
+    let o = run(
+        dir.path(),
+        &[&set_args("profile.sh", "X=1")[..], &["--check"]].concat(),
+    );
     assert_eq!(code(&o), 0);
 }
 
@@ -161,21 +352,38 @@ fn damaged_markers_block_with_a_precise_message() {
     // Human check output shows the line and a caret.
     let o = run(dir.path(), &["check", "profile.sh"]);
     let err = stderr(&o);
-    assert!(err.contains("error[unclosed-begin]") && err.contains("--> profile.sh:2:1") && err.contains('^'), "{err}");
+    assert!(
+        err.contains("error[unclosed-begin]")
+            && err.contains("--> profile.sh:2:1")
+            && err.contains('^'),
+        "{err}"
+    );
 }
 
 #[test]
 fn every_structural_problem_kind_is_detected() {
     let cases: &[(&str, &str)] = &[
         ("# END Z MANAGED a\n", "orphan-end"),
-        ("# BEGIN Z MANAGED a\n# END Z MANAGED a\n# BEGIN Z MANAGED a\n# END Z MANAGED a\n", "duplicate-region"),
-        ("# BEGIN Z MANAGED a\n# BEGIN Z MANAGED b\n# END Z MANAGED b\n# END Z MANAGED a\n", "nested-region"),
-        ("# BEGIN Z MANAGED a\n# BEGIN Z MANAGED b\n# END Z MANAGED a\n# END Z MANAGED b\n", "interleaved-regions"),
+        (
+            "# BEGIN Z MANAGED a\n# END Z MANAGED a\n# BEGIN Z MANAGED a\n# END Z MANAGED a\n",
+            "duplicate-region",
+        ),
+        (
+            "# BEGIN Z MANAGED a\n# BEGIN Z MANAGED b\n# END Z MANAGED b\n# END Z MANAGED a\n",
+            "nested-region",
+        ),
+        (
+            "# BEGIN Z MANAGED a\n# BEGIN Z MANAGED b\n# END Z MANAGED a\n# END Z MANAGED b\n",
+            "interleaved-regions",
+        ),
         ("# BEGIN Z MANAGED a\n# END Z MANAGED b\n", "mismatched-end"),
         ("# BEGIN Z MANAGED a\n# END z managed A\n", "mismatched-end"),
         ("echo hi # BEGIN Z MANAGED a\n", "marker-not-alone"),
         ("# BEGN Z MANAGED a\n", "near-miss-marker"),
-        ("# BEGIN Z MANAGED a hash=000000000000\nx\n# END Z MANAGED a\n", "drift"),
+        (
+            "# BEGIN Z MANAGED a hash=000000000000\nx\n# END Z MANAGED a\n",
+            "drift",
+        ),
     ];
     for (src, kind) in cases {
         let (dir, _) = with_file("p.sh", src.as_bytes());
@@ -195,39 +403,93 @@ fn every_structural_problem_kind_is_detected() {
 fn drift_is_kept_overwritten_or_fails() {
     let (dir, path) = with_file("profile.sh", PROFILE);
     run(dir.path(), &set_args("profile.sh", "export A=1"));
-    let edited = std::fs::read_to_string(&path).expect("read").replace("export A=1", "export A=7");
+    let edited = std::fs::read_to_string(&path)
+        .expect("read")
+        .replace("export A=1", "export A=7");
     std::fs::write(&path, &edited).expect("write");
     let o = run(dir.path(), &["list", "profile.sh", "--json"]);
     assert_eq!(json(&o)["files"][0]["regions"][0]["state"], "drifted");
     backdate(&path);
     let before = mtime(&path);
-    let o = run(dir.path(), &[&set_args("profile.sh", "export A=2")[..], &["--json"]].concat());
+    let o = run(
+        dir.path(),
+        &[&set_args("profile.sh", "export A=2")[..], &["--json"]].concat(),
+    );
     assert_eq!(code(&o), 0);
     assert_eq!(json(&o)["files"][0]["regions"][0]["action"], "kept-drifted");
     assert!(stderr(&o).contains("warning:"), "{}", stderr(&o));
     assert_eq!(mtime(&path), before);
-    let o = run(dir.path(), &[&set_args("profile.sh", "export A=2")[..], &["--on-drift", "fail"]].concat());
+    let o = run(
+        dir.path(),
+        &[
+            &set_args("profile.sh", "export A=2")[..],
+            &["--on-drift", "fail"],
+        ]
+        .concat(),
+    );
     assert_eq!(code(&o), 2);
     assert_eq!(std::fs::read_to_string(&path).expect("read"), edited);
-    let o = run(dir.path(), &[&set_args("profile.sh", "export A=2")[..], &["--on-drift", "overwrite"]].concat());
+    let o = run(
+        dir.path(),
+        &[
+            &set_args("profile.sh", "export A=2")[..],
+            &["--on-drift", "overwrite"],
+        ]
+        .concat(),
+    );
     assert_eq!(code(&o), 0);
     let got = std::fs::read_to_string(&path).expect("read");
-    assert!(got.contains("export A=2") && !got.contains("export A=7"), "{got}");
+    assert!(
+        got.contains("export A=2") && !got.contains("export A=7"),
+        "{got}"
+    );
     // A drifted region is not removed unless asked.
     std::fs::write(&path, got.replace("export A=2", "export A=9")).expect("write");
-    let o = run(dir.path(), &["remove", "profile.sh", "--owner", "ZYLOS", "--name", "hooks"]);
+    let o = run(
+        dir.path(),
+        &[
+            "remove",
+            "profile.sh",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "hooks",
+        ],
+    );
     assert_eq!(code(&o), 0);
-    assert!(std::fs::read_to_string(&path).expect("read").contains("export A=9"));
-    run(dir.path(), &["remove", "profile.sh", "--owner", "ZYLOS", "--name", "hooks", "--on-drift", "overwrite"]);
+    assert!(
+        std::fs::read_to_string(&path)
+            .expect("read")
+            .contains("export A=9")
+    );
+    run(
+        dir.path(),
+        &[
+            "remove",
+            "profile.sh",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "hooks",
+            "--on-drift",
+            "overwrite",
+        ],
+    );
     assert_eq!(std::fs::read(&path).expect("read"), PROFILE);
 }
 
 #[test]
 fn no_hash_writes_unhashed_regions() {
     let (dir, path) = with_file("profile.sh", b"");
-    run(dir.path(), &[&set_args("profile.sh", "X=1")[..], &["--no-hash"]].concat());
+    run(
+        dir.path(),
+        &[&set_args("profile.sh", "X=1")[..], &["--no-hash"]].concat(),
+    );
     let got = std::fs::read_to_string(&path).expect("read");
-    assert_eq!(got, "# BEGIN ZYLOS MANAGED hooks\nX=1\n# END ZYLOS MANAGED hooks\n");
+    assert_eq!(
+        got,
+        "# BEGIN ZYLOS MANAGED hooks\nX=1\n# END ZYLOS MANAGED hooks\n"
+    );
     let o = run(dir.path(), &["list", "profile.sh", "--json"]);
     assert_eq!(json(&o)["files"][0]["regions"][0]["state"], "unhashed");
 }
@@ -235,7 +497,10 @@ fn no_hash_writes_unhashed_regions() {
 #[test]
 fn creation_and_no_create() {
     let dir = tempfile::tempdir().expect("dir");
-    let o = run(dir.path(), &[&set_args(".bashrc", "X=1")[..], &["--no-create"]].concat());
+    let o = run(
+        dir.path(),
+        &[&set_args(".bashrc", "X=1")[..], &["--no-create"]].concat(),
+    );
     assert_eq!(code(&o), 0);
     assert!(!dir.path().join(".bashrc").exists());
     let o = run(dir.path(), &set_args(".bashrc", "X=1"));
@@ -292,7 +557,13 @@ fn read_only_file_is_an_error_and_untouched() {
 #[test]
 fn marker_inside_content_is_refused() {
     let (dir, path) = with_file("p.sh", PROFILE);
-    let o = run(dir.path(), &set_args("p.sh", "x=1\n# BEGIN OTHER MANAGED y\n# END OTHER MANAGED y\n"));
+    let o = run(
+        dir.path(),
+        &set_args(
+            "p.sh",
+            "x=1\n# BEGIN OTHER MANAGED y\n# END OTHER MANAGED y\n",
+        ),
+    );
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("nest"), "{}", stderr(&o));
     assert_eq!(std::fs::read(&path).expect("read"), PROFILE);
@@ -306,12 +577,33 @@ fn content_from_stdin_and_file() {
     let (dir, path) = with_file(".env", b"A=1\n");
     let o = util::run_with_stdin(
         dir.path(),
-        &["set", ".env", "--owner", "Z", "--name", "k", "--content-file", "-"],
+        &[
+            "set",
+            ".env",
+            "--owner",
+            "Z",
+            "--name",
+            "k",
+            "--content-file",
+            "-",
+        ],
         Some(b"B=2\n"),
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     std::fs::write(dir.path().join("body.txt"), "C=3\n").expect("write");
-    run(dir.path(), &["set", ".env", "--owner", "Z", "--name", "k2", "--content-file", "body.txt"]);
+    run(
+        dir.path(),
+        &[
+            "set",
+            ".env",
+            "--owner",
+            "Z",
+            "--name",
+            "k2",
+            "--content-file",
+            "body.txt",
+        ],
+    );
     let got = std::fs::read_to_string(&path).expect("read");
     assert!(got.contains("\nB=2\n") && got.contains("\nC=3\n"), "{got}");
     let o = run(dir.path(), &["set", ".env", "--name", "k"]);
@@ -321,7 +613,10 @@ fn content_from_stdin_and_file() {
 #[test]
 fn backup_keeps_the_old_file() {
     let (dir, _) = with_file("p.sh", PROFILE);
-    let o = run(dir.path(), &[&set_args("p.sh", "X=1")[..], &["--backup"]].concat());
+    let o = run(
+        dir.path(),
+        &[&set_args("p.sh", "X=1")[..], &["--backup"]].concat(),
+    );
     assert_eq!(code(&o), 0);
     let backups: Vec<_> = std::fs::read_dir(dir.path())
         .expect("dir")
@@ -336,13 +631,22 @@ fn backup_keeps_the_old_file() {
 fn validate_command_gates_the_write() {
     let (dir, path) = with_file("p.sh", PROFILE);
     backdate(&path);
-    let o = run(dir.path(), &[&set_args("p.sh", "X=1")[..], &["--validate", "false %s"]].concat());
+    let o = run(
+        dir.path(),
+        &[&set_args("p.sh", "X=1")[..], &["--validate", "false %s"]].concat(),
+    );
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("validation"), "{}", stderr(&o));
     assert_eq!(std::fs::read(&path).expect("read"), PROFILE);
-    let o = run(dir.path(), &[&set_args("p.sh", "X=1")[..], &["--validate", "bash -n %s"]].concat());
+    let o = run(
+        dir.path(),
+        &[&set_args("p.sh", "X=1")[..], &["--validate", "bash -n %s"]].concat(),
+    );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let o = run(dir.path(), &[&set_args("p.sh", "X=2")[..], &["--validate", "true"]].concat());
+    let o = run(
+        dir.path(),
+        &[&set_args("p.sh", "X=2")[..], &["--validate", "true"]].concat(),
+    );
     assert_eq!(code(&o), 2, "a command without %s is a usage error");
 }
 
@@ -355,7 +659,11 @@ fn symlinked_target_is_written_through() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let meta = std::fs::symlink_metadata(dir.path().join(".bashrc")).expect("meta");
     assert!(meta.file_type().is_symlink());
-    assert!(std::fs::read_to_string(dir.path().join("real.sh")).expect("read").contains("X=1"));
+    assert!(
+        std::fs::read_to_string(dir.path().join("real.sh"))
+            .expect("read")
+            .contains("X=1")
+    );
 }
 
 #[test]
@@ -371,12 +679,29 @@ fn mode_is_kept() {
 #[test]
 fn quiet_and_color() {
     let (dir, _) = with_file("p.sh", PROFILE);
-    let o = run(dir.path(), &[&set_args("p.sh", "X=1")[..], &["-q"]].concat());
+    let o = run(
+        dir.path(),
+        &[&set_args("p.sh", "X=1")[..], &["-q"]].concat(),
+    );
     assert_eq!(code(&o), 0);
     assert!(stderr(&o).is_empty(), "{}", stderr(&o));
-    let o = run(dir.path(), &[&set_args("p.sh", "X=2")[..], &["--dry-run", "--color", "always"]].concat());
+    let o = run(
+        dir.path(),
+        &[
+            &set_args("p.sh", "X=2")[..],
+            &["--dry-run", "--color", "always"],
+        ]
+        .concat(),
+    );
     assert!(stdout(&o).contains("\x1b["), "{}", stdout(&o));
-    let o = run(dir.path(), &[&set_args("p.sh", "X=2")[..], &["--dry-run", "--color", "never"]].concat());
+    let o = run(
+        dir.path(),
+        &[
+            &set_args("p.sh", "X=2")[..],
+            &["--dry-run", "--color", "never"],
+        ]
+        .concat(),
+    );
     assert!(!stdout(&o).contains("\x1b["));
 }
 
@@ -386,7 +711,10 @@ fn usage_errors_exit_2_and_help_exits_0() {
     assert_eq!(code(&run(dir.path(), &["set"])), 2);
     assert_eq!(code(&run(dir.path(), &["frobnicate"])), 2);
     assert_eq!(code(&run(dir.path(), &["--help"])), 0);
-    assert_eq!(code(&run(dir.path(), &["list", "x.sh", "--format", "yaml"])), 2);
+    assert_eq!(
+        code(&run(dir.path(), &["list", "x.sh", "--format", "yaml"])),
+        2
+    );
 }
 
 #[test]
@@ -396,7 +724,10 @@ fn many_files_highest_code_wins() {
     std::fs::write(dir.path().join("bad.sh"), "# BEGIN Z MANAGED a\n").expect("write");
     let o = run(dir.path(), &["check", "ok.sh", "bad.sh"]);
     assert_eq!(code(&o), 1);
-    let o = run(dir.path(), &["check", "ok.sh", "missing.sh", "bad.sh", "--json"]);
+    let o = run(
+        dir.path(),
+        &["check", "ok.sh", "missing.sh", "bad.sh", "--json"],
+    );
     assert_eq!(code(&o), 2);
     assert_eq!(json(&o)["files"].as_array().map(Vec::len), Some(3));
 }
