@@ -2,7 +2,8 @@
 //!
 //! A case folder holds the files the command works on (named as in real life, so format
 //! detection applies), and:
-//! - `cmd`: the arguments, one per line (run in a temporary copy of the folder);
+//! - `cmd`: the arguments, one per line, `\\n` standing for a line break (run in a
+//!   temporary copy of the folder);
 //! - `expected/`: every file in it must equal the same-named file after the run;
 //! - `expected.code`: the exit code (0 when absent);
 //! - `expected.stdout`, `expected.stderr`: exact output, when present.
@@ -53,7 +54,8 @@ fn run_case(case: &Path, bless: bool) -> Result<(), String> {
     let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
     copy_inputs(case, tmp.path());
     let cmd = std::fs::read_to_string(case.join("cmd")).map_err(|e| format!("cmd: {e}"))?;
-    let args: Vec<&str> = cmd.lines().collect();
+    let args: Vec<String> = cmd.lines().map(|l| l.replace("\\n", "\n")).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = util::run(tmp.path(), &args);
     let code = util::code(&out);
     let mut errors = Vec::new();

@@ -1,0 +1,2 @@
+export A=1
+alias l=ls

@@ -1,0 +1,3 @@
+# ~/.profile
+export PATH="$HOME/bin:$PATH"
+alias ll='ls -alF'

@@ -1,0 +1,7 @@
+# BEGIN ZYLOS MANAGED old hash=8cb53e8a30d5
+export A=1
+export MINE=1
+# END ZYLOS MANAGED old
+# BEGIN ZYLOS MANAGED new hash=014041b78d9f
+export NEW=1
+# END ZYLOS MANAGED new

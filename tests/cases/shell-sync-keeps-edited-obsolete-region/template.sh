@@ -1,0 +1,3 @@
+# BEGIN ZYLOS MANAGED new
+export NEW=1
+# END ZYLOS MANAGED new
