@@ -3,5 +3,6 @@
 mod cases;
 mod cli;
 mod jsonc;
+mod samples;
 mod toml;
 mod util;
