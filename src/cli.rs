@@ -151,7 +151,7 @@ const FOUND: u8 = 1;
 const ERROR: u8 = 2;
 
 /// Output settings.
-struct Out {
+pub(crate) struct Out {
     json: bool,
     quiet: bool,
     color: bool,
@@ -188,7 +188,7 @@ impl Out {
 }
 
 /// The validated configuration of an editing command.
-struct Config {
+pub(crate) struct Config {
     format: Option<Format>,
     opts: Options,
     dry_run: bool,
@@ -372,7 +372,11 @@ fn body_from(content: Option<&str>, file: Option<&Path>) -> Result<Vec<u8>, Stri
     Ok(bytes)
 }
 
-fn template_ops(template: &Path, f: Format, owner: Option<&str>) -> Result<Vec<Op>, String> {
+pub(crate) fn template_ops(
+    template: &Path,
+    f: Format,
+    owner: Option<&str>,
+) -> Result<Vec<Op>, String> {
     let bytes = io::read(template)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("{}: the template does not exist", template.display()))?;
@@ -528,8 +532,8 @@ fn nth_line(src: &[u8], line: usize) -> String {
 /// How many times a file that changed between read and write is re-read.
 const ATTEMPTS: usize = 5;
 
-/// `set`, `remove`, `sync`: plan, show or write, per file.
-fn edit(
+/// `set`, `remove`, `sync` (and `apply`, per file): plan, show or write one file.
+pub(crate) fn edit(
     path: &Path,
     cfg: &Config,
     out: &Out,
