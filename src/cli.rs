@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use regex::bytes::Regex;
 
-use crate::document::Document;
+use crate::document::{Document, Foreign};
 use crate::format::{self, Format};
 use crate::io::{self, IoError};
 use crate::marker::Identity;
@@ -62,6 +62,15 @@ enum Cmd {
         #[command(flatten)]
         id: IdArgs,
     },
+    /// Fix damaged markers where the fix is certain; change nothing otherwise.
+    Repair {
+        /// Files to repair.
+        #[arg(required = true)]
+        targets: Vec<PathBuf>,
+        /// A template whose region bodies let repair restore a missing BEGIN line.
+        #[arg(long, value_name = "FILE")]
+        template: Option<PathBuf>,
+    },
     /// Make each target's regions equal to the template's: insert, update, prune.
     Sync {
         /// Files to edit.
@@ -78,9 +87,9 @@ enum Cmd {
 
 #[derive(Debug, Args)]
 struct IdArgs {
-    /// The region's name (the words after MANAGED).
+    /// The region's name (the words after MANAGED); not needed with --marker-begin.
     #[arg(long)]
-    name: String,
+    name: Option<String>,
     /// The region's owner (the words before MANAGED).
     #[arg(long, default_value = "")]
     owner: String,
@@ -122,6 +131,12 @@ struct Common {
     /// Write even when the edit creates a duplicate key in a JSONC object or TOML table.
     #[arg(long, global = true)]
     force: bool,
+    /// A foreign block's literal BEGIN line (e.g. `# >>> conda initialize >>>`).
+    #[arg(long, global = true, value_name = "TEXT", requires = "marker_end")]
+    marker_begin: Option<String>,
+    /// A foreign block's literal END line (e.g. `# <<< conda initialize <<<`).
+    #[arg(long, global = true, value_name = "TEXT", requires = "marker_begin")]
+    marker_end: Option<String>,
     /// Print only errors.
     #[arg(short, long, global = true)]
     quiet: bool,
@@ -248,18 +263,34 @@ where
             content,
             content_file,
         } => {
-            let identity = Identity::new(&id.owner, &id.name);
-            match body_from(content.as_deref(), content_file.as_deref()) {
-                Ok(body) => {
+            match identity(id, &cfg).and_then(|identity| {
+                body_from(content.as_deref(), content_file.as_deref()).map(|b| (identity, b))
+            }) {
+                Ok((identity, body)) => {
                     let ops = vec![Op::Set(Desired { id: identity, body })];
                     add(edit(target, &cfg, &out, &|_| Ok(ops.clone())));
                 }
                 Err(msg) => add(failed(target, &cfg, &out, &msg)),
             }
         }
-        Cmd::Remove { target, id } => {
-            let ops = vec![Op::Remove(Identity::new(&id.owner, &id.name))];
-            add(edit(target, &cfg, &out, &|_| Ok(ops.clone())));
+        Cmd::Remove { target, id } => match identity(id, &cfg) {
+            Ok(identity) => {
+                let ops = vec![Op::Remove(identity)];
+                add(edit(target, &cfg, &out, &|_| Ok(ops.clone())));
+            }
+            Err(msg) => add(failed(target, &cfg, &out, &msg)),
+        },
+        Cmd::Repair { targets, template } => {
+            for t in targets {
+                let ops = |f: Format| {
+                    let template = match template {
+                        Some(p) => template_regions(p, f, None)?,
+                        None => Vec::new(),
+                    };
+                    Ok(vec![Op::Repair { template }])
+                };
+                add(edit(t, &cfg, &out, &ops));
+            }
         }
         Cmd::Sync {
             targets,
@@ -313,6 +344,21 @@ fn config(c: &Common) -> Result<Config, String> {
             hash: !c.no_hash,
             force: c.force,
             eof_break_added: BTreeSet::new(),
+            foreign: match (&c.marker_begin, &c.marker_end) {
+                (Some(b), Some(e)) if !b.trim().is_empty() && b.trim() != e.trim() => {
+                    Some(Foreign {
+                        begin: b.trim().to_owned(),
+                        end: e.trim().to_owned(),
+                    })
+                }
+                (Some(_), Some(_)) => {
+                    return Err(
+                        "--marker-begin and --marker-end must be two different, non-empty lines"
+                            .to_owned(),
+                    );
+                }
+                _ => None,
+            },
         },
         dry_run: c.dry_run,
         check: c.check,
@@ -370,6 +416,27 @@ fn body_from(content: Option<&str>, file: Option<&Path>) -> Result<Vec<u8>, Stri
         return Err("the content holds NUL bytes; a region's body must be text".to_owned());
     }
     Ok(bytes)
+}
+
+/// The identity a command addresses: `--owner`/`--name`, or the foreign block.
+fn identity(id: &IdArgs, cfg: &Config) -> Result<Identity, String> {
+    match (&id.name, &cfg.opts.foreign) {
+        (Some(name), _) => Ok(Identity::new(&id.owner, name)),
+        (None, Some(f)) => Ok(f.identity()),
+        (None, None) => Err("the region needs a name: --name NAME (or --marker-begin/--marker-end for a foreign block)".to_owned()),
+    }
+}
+
+/// The regions of a template file, in order, optionally of one owner only.
+fn template_regions(
+    template: &Path,
+    f: Format,
+    owner: Option<&str>,
+) -> Result<Vec<Desired>, String> {
+    match template_ops(template, f, owner)?.pop() {
+        Some(Op::Sync { regions, .. }) => Ok(regions),
+        _ => Ok(Vec::new()),
+    }
 }
 
 pub(crate) fn template_ops(
@@ -445,7 +512,7 @@ fn read_only(path: &Path, cfg: &Config, out: &Out, check: bool) -> (FileReport, 
         Ok(f) => f,
         Err(msg) => return failed(path, cfg, out, &msg),
     };
-    let doc = Document::parse(&src, f.syntax());
+    let doc = Document::parse_with(&src, f.syntax(), cfg.opts.foreign.as_ref());
     let mut e = entry(path, Some(f));
     e.regions = report::regions(&doc, &[]);
     e.problems = doc.problems.iter().map(ProblemReport::from).collect();
@@ -493,30 +560,79 @@ fn print_list(path: &Path, e: &FileReport) {
 }
 
 fn print_problems(path: &Path, src: &[u8], doc: &Document<'_>, out: &Out) {
+    use annotate_snippets::{AnnotationKind, Level, Renderer, Snippet};
+    let renderer = if out.color {
+        Renderer::styled()
+    } else {
+        Renderer::plain()
+    };
+    let shown = path.display().to_string();
     let mut se = std::io::stderr().lock();
     for p in &doc.problems {
-        let level = if p.kind.blocks() {
-            out.paint("1;31", "error")
-        } else {
-            out.paint("1;33", "warning")
-        };
         let text = nth_line(src, p.line);
-        let num = p.line.to_string();
-        let pad = " ".repeat(num.len());
+        let col = p.column.saturating_sub(1).min(text.len());
+        let end = (col + 1).min(text.len()).max(col);
+        let level = if p.kind.blocks() {
+            Level::ERROR
+        } else {
+            Level::WARNING
+        };
+        let (what, fix) = match p.message.split_once("; ") {
+            Some((w, f)) => (w.to_owned(), Some(f.to_owned())),
+            None => (p.message.clone(), None),
+        };
+        let mut group = level
+            .primary_title(what.as_str())
+            .id(p.kind.as_str())
+            .element(
+                Snippet::source(text.as_str())
+                    .line_start(p.line)
+                    .path(shown.as_str())
+                    .annotation(AnnotationKind::Primary.span(col..end)),
+            );
+        if let Some(f) = &fix {
+            group = group.element(Level::HELP.message(f.as_str()));
+        }
+        let _ = writeln!(se, "{}", renderer.render(&[group]));
+    }
+    if !out.quiet {
+        let mut owners: std::collections::BTreeMap<&str, (usize, usize)> =
+            std::collections::BTreeMap::new();
+        for r in &doc.regions {
+            let e = owners.entry(r.id.owner.as_str()).or_default();
+            e.0 += 1;
+            if r.state == crate::document::State::Drifted {
+                e.1 += 1;
+            }
+        }
+        let summary: Vec<String> = owners
+            .iter()
+            .map(|(o, (n, d))| {
+                let who = if o.is_empty() { "(no owner)" } else { o };
+                let drift = if *d > 0 {
+                    format!(", {d} drifted")
+                } else {
+                    String::new()
+                };
+                format!("{who}: {n} region{}{drift}", if *n == 1 { "" } else { "s" })
+            })
+            .collect();
+        let problems = doc.problems.len();
         let _ = writeln!(
             se,
-            "{level}[{}]: {}\n{pad}--> {}:{}:{}\n{pad} |\n{num} | {}\n{pad} | {}^",
-            p.kind.as_str(),
-            p.message,
+            "{}: {}{}",
             path.display(),
-            p.line,
-            p.column,
-            text,
-            " ".repeat(p.column.saturating_sub(1))
+            if problems == 0 {
+                "ok".to_owned()
+            } else {
+                format!("{problems} problem{}", if problems == 1 { "" } else { "s" })
+            },
+            if summary.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", summary.join("; "))
+            }
         );
-    }
-    if doc.problems.is_empty() && !out.quiet {
-        let _ = writeln!(se, "{}: ok ({} regions)", path.display(), doc.regions.len());
     }
 }
 
@@ -579,7 +695,7 @@ pub(crate) fn edit(
             );
             return failed(path, cfg, out, &msg);
         }
-        let doc = Document::parse(&src, f.syntax());
+        let doc = Document::parse_with(&src, f.syntax(), cfg.opts.foreign.as_ref());
         let canonical = canonical_path(&real);
         let store = Store::for_user();
         let known = store
@@ -603,12 +719,27 @@ pub(crate) fn edit(
             Err(e) => return plan_failed(path, cfg, out, f, &doc, &e),
         };
         let changed = planned.changes(&src);
-        let new_doc = Document::parse(&planned.new, f.syntax());
+        let new_doc = Document::parse_with(&planned.new, f.syntax(), cfg.opts.foreign.as_ref());
         let mut e = entry(path, Some(f));
         e.changed = changed;
         e.regions = report::regions(&new_doc, &planned.outcomes);
         e.problems = new_doc.problems.iter().map(ProblemReport::from).collect();
         e.warnings.clone_from(&planned.warnings);
+        e.repairs = planned
+            .repairs
+            .iter()
+            .map(|r| format!("line {}: {} ({})", r.line, r.what, r.kind.as_str()))
+            .collect();
+        if !out.json {
+            for r in &e.repairs {
+                let verb = if cfg.dry_run || cfg.check {
+                    "would fix"
+                } else {
+                    "fixed"
+                };
+                out.note(&format!("{}: {verb} {r}", path.display()));
+            }
+        }
         for w in &planned.warnings {
             out.warn(&format!("{}: {w}", path.display()));
         }
@@ -741,7 +872,13 @@ fn plan_failed(
     } else {
         ""
     };
-    let msg = format!("{}:{err}; nothing was written{hint}", path.display());
+    let text = err.to_string();
+    let sep = if text.starts_with(|c: char| c.is_ascii_digit()) {
+        ":"
+    } else {
+        ": "
+    };
+    let msg = format!("{}{sep}{text}; nothing was written{hint}", path.display());
     let msg = msg.replace(
         "; nothing was written; nothing was written",
         "; nothing was written",

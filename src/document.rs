@@ -81,6 +81,56 @@ pub struct Document<'a> {
     pub problems: Vec<Problem>,
     /// The file's line ending: `\r\n` when its first line ends so, else `\n`.
     pub eol: &'static str,
+    /// Every standalone marker line, paired or not, in file order.
+    pub marker_lines: Vec<Span>,
+    /// Comments that are almost markers, with the marker each was likely meant to be.
+    pub near_misses: Vec<(Span, marker::NearMiss)>,
+}
+
+/// Literal marker lines for blocks that do not fit the grammar, such as conda's
+/// `# >>> conda initialize >>>` / `# <<< conda initialize <<<`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Foreign {
+    /// The BEGIN line's text, whitespace-trimmed.
+    pub begin: String,
+    /// The END line's text, whitespace-trimmed.
+    pub end: String,
+}
+
+impl Foreign {
+    /// The identity of a foreign block: no owner; the name is the BEGIN text without its
+    /// comment opener and surrounding punctuation (`conda initialize`).
+    #[must_use]
+    pub fn identity(&self) -> Identity {
+        let name = self
+            .begin
+            .trim_start_matches(|c: char| !c.is_alphanumeric())
+            .trim_end_matches(|c: char| !c.is_alphanumeric());
+        Identity::new("", if name.is_empty() { &self.begin } else { name })
+    }
+
+    /// The marker a comment's text is, if it is one of the two literal lines.
+    #[must_use]
+    pub fn marker(&self, text: &[u8]) -> Option<Marker> {
+        let t = String::from_utf8_lossy(text);
+        let t = t.trim();
+        let kind = if t == self.begin.trim() {
+            Kind::Begin
+        } else if t == self.end.trim() {
+            Kind::End
+        } else {
+            return None;
+        };
+        let id = self.identity();
+        Some(Marker {
+            kind,
+            owner: id.owner,
+            name: id.name,
+            attrs: Vec::new(),
+            note: None,
+            note_dash: None,
+        })
+    }
 }
 
 /// Counts lines incrementally for offsets given in increasing order.
@@ -92,7 +142,11 @@ struct LineCounter<'a> {
 
 impl<'a> LineCounter<'a> {
     const fn new(src: &'a [u8]) -> Self {
-        Self { src, pos: 0, line: 1 }
+        Self {
+            src,
+            pos: 0,
+            line: 1,
+        }
     }
 
     fn line_of(&mut self, offset: usize) -> usize {
@@ -131,33 +185,56 @@ impl<'a> Document<'a> {
     /// Lexes `src` with `syntax` and finds its regions and problems.
     #[must_use]
     pub fn parse(src: &'a [u8], syntax: &dyn Syntax) -> Self {
+        Self::parse_with(src, syntax, None)
+    }
+
+    /// As [`Document::parse`], also recognizing a foreign block's literal marker lines.
+    #[must_use]
+    pub fn parse_with(src: &'a [u8], syntax: &dyn Syntax, foreign: Option<&Foreign>) -> Self {
         let lexed = syntax.lex(src);
-        Self::from_lexed(src, syntax, lexed)
+        Self::from_lexed_with(src, syntax, lexed, foreign)
     }
 
     /// Finds regions and problems in an already lexed file.
     #[must_use]
     pub fn from_lexed(src: &'a [u8], syntax: &dyn Syntax, lexed: Lexed) -> Self {
+        Self::from_lexed_with(src, syntax, lexed, None)
+    }
+
+    /// As [`Document::from_lexed`], also recognizing a foreign block's marker lines.
+    #[must_use]
+    pub fn from_lexed_with(
+        src: &'a [u8],
+        syntax: &dyn Syntax,
+        lexed: Lexed,
+        foreign: Option<&Foreign>,
+    ) -> Self {
         let mut problems = Vec::new();
         let mut lines = LineCounter::new(src);
         let mut markers = Vec::new();
+        let mut near_misses = Vec::new();
         for c in &lexed.comments {
             let text = c.text.of(src);
-            let Some(m) = marker::parse(text) else {
-                if c.alone && marker::looks_like_marker(text) {
-                    let ls = line_start(src, c.text.start);
-                    problems.push(Problem::new(
-                        ProblemKind::NearMissMarker,
-                        lines.line_of(c.text.start),
-                        c.text.start - ls + 1,
-                        format!(
-                            "this comment looks like a marker but does not parse: `{}`; \
-                             write `{} BEGIN OWNER MANAGED name` / `{} END OWNER MANAGED name`",
-                            String::from_utf8_lossy(text),
-                            syntax.opener(),
-                            syntax.opener()
-                        ),
-                    ));
+            let parsed = foreign
+                .filter(|_| c.alone)
+                .and_then(|f| f.marker(text))
+                .or_else(|| marker::parse(text));
+            let Some(m) = parsed else {
+                if c.alone {
+                    if let Some(nm) = marker::near_miss(text) {
+                        let ls = line_start(src, c.text.start);
+                        problems.push(Problem::new(
+                            ProblemKind::NearMissMarker,
+                            lines.line_of(c.text.start),
+                            c.text.start - ls + 1,
+                            format!(
+                                "this comment is almost a marker ({}); if it is one, write `{}`",
+                                nm.what,
+                                nm.fixed.render(syntax.opener())
+                            ),
+                        ));
+                        near_misses.push((Span::new(ls, line_end(src, c.text.start)), nm));
+                    }
                 }
                 continue;
             };
@@ -186,6 +263,12 @@ impl<'a> Document<'a> {
                 context: c.context,
             });
         }
+        if syntax.opener() == "#" && memchr::memmem::find(src, b"ANAGED").is_some()
+            || memchr::memmem::find(src, b"anaged").is_some()
+        {
+            wrong_openers(src, syntax, &lexed, &mut problems);
+        }
+        let marker_lines = markers.iter().map(|m| m.line).collect();
         let regions = pair(src, syntax, markers, &mut problems);
         let mut doc = Self {
             src,
@@ -193,6 +276,8 @@ impl<'a> Document<'a> {
             regions,
             problems,
             eol: eol_of(src),
+            marker_lines,
+            near_misses,
         };
         doc.duplicate_keys(syntax.key_policy());
         doc.problems.sort_by_key(|p| (p.line, p.column));
@@ -227,15 +312,18 @@ impl<'a> Document<'a> {
         for k in &self.lexed.keys {
             let name = k.name.of(self.src);
             let line = lines.line_of(k.name.start);
-            let region = self.regions.iter().position(|r| {
-                r.body.start <= k.name.start && k.name.start < r.body.end
-            });
+            let region = self
+                .regions
+                .iter()
+                .position(|r| r.body.start <= k.name.start && k.name.start < r.body.end);
             match seen.get(&(name, k.context)) {
                 Some(&(first_line, first_region)) => {
                     let report = match policy {
                         KeyPolicy::AnyDuplicate => true,
                         KeyPolicy::AcrossOwners => match (first_region, region) {
-                            (Some(a), Some(b)) => self.regions[a].id.owner != self.regions[b].id.owner,
+                            (Some(a), Some(b)) => {
+                                self.regions[a].id.owner != self.regions[b].id.owner
+                            }
                             _ => false,
                         },
                     };
@@ -259,6 +347,49 @@ impl<'a> Document<'a> {
             }
         }
         self.problems.extend(found);
+    }
+}
+
+/// Lines that would be markers but for their comment opener (`// BEGIN …` in a shell file).
+fn wrong_openers(src: &[u8], syntax: &dyn Syntax, lexed: &Lexed, problems: &mut Vec<Problem>) {
+    if syntax.opener() != "#" {
+        return;
+    }
+    let mut lines = LineCounter::new(src);
+    let mut start = 0;
+    while start < src.len() {
+        let end = line_end(src, start);
+        let line = &src[start..end];
+        let indent = line
+            .iter()
+            .take_while(|b| **b == b' ' || **b == b'\t')
+            .count();
+        let text = &line[indent..];
+        let opener = [&b"//"[..], b";", b"--", b"<!--"]
+            .into_iter()
+            .find(|o| text.starts_with(o));
+        if let Some(o) = opener {
+            if !lexed.is_inner(start) {
+                let rest = &text[o.len()..];
+                let as_hash = [b"#".as_slice(), rest].concat();
+                if let Some(m) = marker::parse(&as_hash) {
+                    problems.push(Problem::new(
+                        ProblemKind::NearMissMarker,
+                        lines.line_of(start),
+                        indent + 1,
+                        format!(
+                            "this line looks like the {} marker of \"{}\" with the wrong comment \
+                             opener `{}`; in a {} file markers start with `#`",
+                            m.kind.keyword(),
+                            m.identity(),
+                            String::from_utf8_lossy(o),
+                            syntax.name()
+                        ),
+                    ));
+                }
+            }
+        }
+        start = end;
     }
 }
 
@@ -290,7 +421,9 @@ fn pair(
                     continue;
                 };
                 if top.marker.identity() == id {
-                    let Some((b, broken)) = stack.pop() else { continue };
+                    let Some((b, broken)) = stack.pop() else {
+                        continue;
+                    };
                     if let Some((outer, _)) = stack.last() {
                         problems.push(Problem::new(
                             ProblemKind::NestedRegion,
@@ -309,7 +442,8 @@ fn pair(
                     } else if !broken {
                         regions.push(region(src, syntax, b, m, problems));
                     }
-                } else if let Some(pos) = stack.iter().rposition(|(b, _)| b.marker.identity() == id) {
+                } else if let Some(pos) = stack.iter().rposition(|(b, _)| b.marker.identity() == id)
+                {
                     let inner = &stack[stack.len() - 1].0;
                     problems.push(Problem::new(
                         ProblemKind::InterleavedRegions,
@@ -338,7 +472,11 @@ fn pair(
                              line {}{}; make both lines name the same region",
                             b.marker.identity(),
                             b.line_no,
-                            if case_only { " (they differ only in case)" } else { "" }
+                            if case_only {
+                                " (they differ only in case)"
+                            } else {
+                                ""
+                            }
                         ),
                     ));
                 }
@@ -357,7 +495,10 @@ fn pair(
                 "BEGIN marker for \"{}\" has no END; add `{} {}` after the region's last line",
                 b.marker.identity(),
                 syntax.opener(),
-                Marker::end(&b.marker.identity()).render(syntax.opener()).trim_start_matches(syntax.opener()).trim()
+                Marker::end(&b.marker.identity())
+                    .render(syntax.opener())
+                    .trim_start_matches(syntax.opener())
+                    .trim()
             ),
         ));
     }

@@ -10,5 +10,6 @@ pub mod lex;
 pub mod marker;
 pub mod plan;
 pub mod problem;
+pub mod repair;
 pub mod report;
 pub mod state;

@@ -207,7 +207,12 @@ fn is_note_dash(w: &[u8]) -> bool {
 
 fn is_attr(w: &[u8]) -> bool {
     match memchr::memchr(b'=', w) {
-        Some(eq) => eq > 0 && w[..eq].iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-'),
+        Some(eq) => {
+            eq > 0
+                && w[..eq]
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
+        }
         None => false,
     }
 }
@@ -287,20 +292,100 @@ fn join(ws: &[&[u8]]) -> String {
 }
 
 fn trim(b: &[u8]) -> &[u8] {
-    let start = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
-    let end = b.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(start, |e| e + 1);
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    let end = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
     &b[start..end]
 }
 
-/// True when a comment's text contains a case-insensitive `managed` word and a BEGIN/END-ish
-/// word but does not parse: a candidate near miss, for `check` to mention.
+/// A comment that is almost a marker, with the marker it was most likely meant to be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NearMiss {
+    /// The marker the comment would be once corrected.
+    pub fixed: Marker,
+    /// What is wrong, for a person ("`BEGN` is not a keyword", ...).
+    pub what: String,
+}
+
+fn close_to(word: &[u8], target: &str, max: usize) -> bool {
+    let w = String::from_utf8_lossy(word).to_ascii_uppercase();
+    w != target && strsim::damerau_levenshtein(&w, target) <= max
+}
+
+/// Recognizes a near miss: a misspelled keyword (`BEGN`, `ENDD`) or `MANAGED` (`MANGED`), a
+/// missing space (`BEGINZYLOS`, `ZYLOSMANAGED`), given the comment's text with its opener.
+/// Returns `None` for real markers and for comments that are not close to one.
+#[must_use]
+pub fn near_miss(text: &[u8]) -> Option<NearMiss> {
+    if parse(text).is_some() {
+        return None;
+    }
+    let body = trim(strip_opener(trim(text))?);
+    let (_, ws) = words_from(body).ok()?;
+    let mut fixed: Vec<Vec<u8>> = Vec::with_capacity(ws.len() + 2);
+    let mut what = Vec::new();
+    for (i, w) in ws.iter().enumerate() {
+        let upper = w.to_ascii_uppercase();
+        if i == 0 && close_to(w, "BEGIN", 2) && w.len() > 2 {
+            what.push(format!(
+                "`{}` should be `BEGIN`",
+                String::from_utf8_lossy(w)
+            ));
+            fixed.push(b"BEGIN".to_vec());
+        } else if i == 0 && close_to(w, "END", 1) && w.len() > 1 {
+            what.push(format!("`{}` should be `END`", String::from_utf8_lossy(w)));
+            fixed.push(b"END".to_vec());
+        } else if i == 0 && (upper.starts_with(b"BEGIN") || upper.starts_with(b"END")) {
+            // A missing space after the keyword: `BEGINZYLOS`.
+            let k = if upper.starts_with(b"BEGIN") { 5 } else { 3 };
+            what.push(format!(
+                "a space is missing after `{}`",
+                String::from_utf8_lossy(&w[..k])
+            ));
+            fixed.push(w[..k].to_vec());
+            fixed.push(w[k..].to_vec());
+        } else if i > 0 && close_to(w, "MANAGED", 2) && w.len() > 4 {
+            what.push(format!(
+                "`{}` should be `MANAGED`",
+                String::from_utf8_lossy(w)
+            ));
+            fixed.push(b"MANAGED".to_vec());
+        } else if i > 0 && upper.len() > 7 && memchr::memmem::find(&upper, b"MANAGED").is_some() {
+            // A missing space around MANAGED: `ZYLOSMANAGED`, `MANAGEDhooks`.
+            let at = memchr::memmem::find(&upper, b"MANAGED").unwrap_or(0);
+            what.push(format!(
+                "spaces are missing around `MANAGED` in `{}`",
+                String::from_utf8_lossy(w)
+            ));
+            for part in [&w[..at], &w[at..at + 7], &w[at + 7..]] {
+                if !part.is_empty() {
+                    fixed.push(part.to_vec());
+                }
+            }
+        } else {
+            fixed.push(w.to_vec());
+        }
+    }
+    if what.is_empty() {
+        return None;
+    }
+    let line = [b"# ".as_slice(), &fixed.join(&b' ')].concat();
+    let m = parse(&line)?;
+    Some(NearMiss {
+        fixed: m,
+        what: what.join(", "),
+    })
+}
+
+/// True when a comment's text is a near miss of a marker (see [`near_miss`]).
 #[must_use]
 pub fn looks_like_marker(text: &[u8]) -> bool {
-    let (_, ws) = match strip_opener(text).map(trim).map(|b| words_from(b)) {
-        Some(Ok(x)) => x,
-        _ => return false,
-    };
-    ws.iter().any(|w| w.eq_ignore_ascii_case(b"MANAGED") || w.eq_ignore_ascii_case(b"MANGED"))
+    near_miss(text).is_some()
 }
 
 fn words_from(b: &[u8]) -> IResult<&[u8], Vec<&[u8]>> {
@@ -358,7 +443,10 @@ mod tests {
     #[test]
     fn production_attr_unknown_kept_in_order() {
         let mut m = p("# BEGIN X MANAGED n v=2 hash=abc");
-        assert_eq!(m.attrs, vec![("v".into(), "2".into()), ("hash".into(), "abc".into())]);
+        assert_eq!(
+            m.attrs,
+            vec![("v".into(), "2".into()), ("hash".into(), "abc".into())]
+        );
         m.set_hash(Some("def"));
         assert_eq!(m.render("#"), "# BEGIN X MANAGED n v=2 hash=def");
     }
@@ -369,7 +457,10 @@ mod tests {
             let m = p(&format!("# BEGIN X MANAGED n hash=1 {dash} do not edit"));
             assert_eq!(m.note.as_deref(), Some("do not edit"));
             assert_eq!(m.identity().to_string(), "X MANAGED n");
-            assert_eq!(m.render("#"), format!("# BEGIN X MANAGED n hash=1 {dash} do not edit"));
+            assert_eq!(
+                m.render("#"),
+                format!("# BEGIN X MANAGED n hash=1 {dash} do not edit")
+            );
         }
     }
 
@@ -414,5 +505,34 @@ mod tests {
         assert!(looks_like_marker(b"# BEGN ZYLOS MANAGED x"));
         assert!(looks_like_marker(b"# BEGIN ZYLOS MANGED x"));
         assert!(!looks_like_marker(b"# a plain comment"));
+        assert!(!looks_like_marker(b"# BEGIN ZYLOS MANAGED x"));
+        assert!(!looks_like_marker(b"# Begin the managed section below"));
+    }
+
+    #[test]
+    fn near_miss_fixes() {
+        let fix = |s: &str| near_miss(s.as_bytes()).map(|n| n.fixed.render("#"));
+        assert_eq!(
+            fix("# BEGN ZYLOS MANAGED x hash=ab"),
+            Some("# BEGIN ZYLOS MANAGED x hash=ab".into())
+        );
+        assert_eq!(
+            fix("# ENDD ZYLOS MANAGED x"),
+            Some("# END ZYLOS MANAGED x".into())
+        );
+        assert_eq!(
+            fix("# BEGIN ZYLOS MANGED x"),
+            Some("# BEGIN ZYLOS MANAGED x".into())
+        );
+        assert_eq!(
+            fix("# BEGINZYLOS MANAGED x"),
+            Some("# BEGIN ZYLOS MANAGED x".into())
+        );
+        assert_eq!(
+            fix("# END ZYLOSMANAGED x"),
+            Some("# END ZYLOS MANAGED x".into())
+        );
+        assert_eq!(fix("# BEGIN ZYLOS MANAGED x"), None);
+        assert_eq!(fix("# some comment"), None);
     }
 }

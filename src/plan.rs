@@ -8,12 +8,13 @@ use std::collections::BTreeSet;
 
 use regex::bytes::Regex;
 
-use crate::document::{Document, Region, State, line_end};
+use crate::document::{Document, Foreign, Region, State, line_end};
 use crate::format::{Placement, Syntax};
 use crate::hash;
 use crate::lex::Span;
 use crate::marker::{self, Identity, Marker};
 use crate::problem::Problem;
+use crate::repair::Fix;
 
 /// Where a new region goes.
 #[derive(Clone, Debug, Default)]
@@ -64,6 +65,8 @@ pub struct Options {
     /// Regions whose insertion added a line break after an unterminated last line (from the
     /// state store): removing such a region while it is still last takes the break back.
     pub eof_break_added: BTreeSet<Identity>,
+    /// Literal marker lines of a foreign block (`--marker-begin`/`--marker-end`).
+    pub foreign: Option<Foreign>,
 }
 
 /// One desired region.
@@ -89,6 +92,11 @@ pub enum Op {
         regions: Vec<Desired>,
         /// The owners reconciled (pruning touches only their regions).
         owners: BTreeSet<String>,
+    },
+    /// Fix damaged markers where the fix is certain (see [`crate::repair`]).
+    Repair {
+        /// The regions of `--template`, to restore a BEGIN before a known body.
+        template: Vec<Desired>,
     },
 }
 
@@ -152,6 +160,8 @@ pub struct Plan {
     pub outcomes: Vec<Outcome>,
     /// Things a person should know (drift kept, ...).
     pub warnings: Vec<String>,
+    /// The fixes `repair` made.
+    pub repairs: Vec<Fix>,
 }
 
 impl Plan {
@@ -218,9 +228,31 @@ pub enum PlanError {
     /// The format cannot place the region where asked.
     #[error("{0}")]
     Place(String),
+    /// `repair` found damage it cannot fix with certainty; nothing is changed.
+    #[error("{}", unrepairable_message(.0))]
+    Unrepairable(Vec<Problem>),
     /// The result did not pass validation.
     #[error("the result would not be valid: {0}; nothing was written")]
     Invalid(String),
+}
+
+fn unrepairable_message(problems: &[Problem]) -> String {
+    let lines: Vec<String> = problems
+        .iter()
+        .map(|p| {
+            format!(
+                "{}:{}: {} [{}]",
+                p.line,
+                p.column,
+                p.message,
+                p.kind.as_str()
+            )
+        })
+        .collect();
+    format!(
+        "repair cannot fix everything for certain, so it changed nothing:\n  {}",
+        lines.join("\n  ")
+    )
 }
 
 fn blocked_message(problems: &[Problem]) -> String {
@@ -270,6 +302,18 @@ pub fn plan(
     ops: &[Op],
     opts: &Options,
 ) -> Result<Plan, PlanError> {
+    if let [Op::Repair { template }] = ops {
+        let r = crate::repair::repair(doc.src, syntax, template, opts.foreign.as_ref());
+        if !r.unfixed.is_empty() {
+            return Err(PlanError::Unrepairable(r.unfixed));
+        }
+        return Ok(Plan {
+            new: r.new,
+            outcomes: Vec::new(),
+            warnings: Vec::new(),
+            repairs: r.fixes,
+        });
+    }
     let blocking: Vec<Problem> = doc
         .problems
         .iter()
@@ -300,14 +344,20 @@ pub fn plan(
             }
             Op::Remove(id) => p.remove(id, Action::Removed),
             Op::Sync { regions, owners } => p.sync(regions, owners)?,
+            Op::Repair { .. } => {
+                return Err(PlanError::Place(
+                    "repair cannot be combined with other operations".to_owned(),
+                ));
+            }
         }
     }
     let new = apply(doc.src, &mut p.splices);
-    validate(doc, syntax, &new, &p.expected, opts.force)?;
+    validate(doc, syntax, &new, &p.expected, opts)?;
     Ok(Plan {
         new,
         outcomes: p.outcomes,
         warnings: p.warnings,
+        repairs: Vec::new(),
     })
 }
 
@@ -331,12 +381,13 @@ fn validate(
     syntax: &dyn Syntax,
     new: &[u8],
     expected: &BTreeSet<Identity>,
-    force: bool,
+    opts: &Options,
 ) -> Result<(), PlanError> {
     if new == old.src {
         return Ok(());
     }
-    let doc = Document::parse(new, syntax);
+    let force = opts.force;
+    let doc = Document::parse_with(new, syntax, opts.foreign.as_ref());
     let dups = |d: &Document<'_>| {
         d.problems
             .iter()
@@ -442,15 +493,32 @@ impl Planner<'_, '_> {
             .then(|| hash::of_normalized(&self.syntax.normalize(rendered_body)))
     }
 
+    /// The foreign block's literal lines, when `id` is the foreign block.
+    fn foreign_lines(&self, id: &Identity) -> Option<(String, String)> {
+        self.opts
+            .foreign
+            .as_ref()
+            .filter(|f| &f.identity() == id)
+            .map(|f| (f.begin.trim().to_owned(), f.end.trim().to_owned()))
+    }
+
     fn begin_line(&self, id: &Identity, body: &[u8]) -> Vec<u8> {
-        let m = Marker::begin(id, self.hash_of(body).as_deref());
-        let mut l = m.render(self.syntax.opener()).into_bytes();
+        let mut l = match self.foreign_lines(id) {
+            Some((begin, _)) => begin.into_bytes(),
+            None => {
+                let m = Marker::begin(id, self.hash_of(body).as_deref());
+                m.render(self.syntax.opener()).into_bytes()
+            }
+        };
         l.extend_from_slice(self.eol().as_bytes());
         l
     }
 
     fn end_line(&self, id: &Identity) -> Vec<u8> {
-        let mut l = Marker::end(id).render(self.syntax.opener()).into_bytes();
+        let mut l = match self.foreign_lines(id) {
+            Some((_, end)) => end.into_bytes(),
+            None => Marker::end(id).render(self.syntax.opener()).into_bytes(),
+        };
         l.extend_from_slice(self.eol().as_bytes());
         l
     }
@@ -604,10 +672,14 @@ impl Planner<'_, '_> {
             } else {
                 usize::from(old_line.ends_with(b"\n"))
             };
-        let mut m = r.begin.marker.clone();
-        m.set_hash(self.hash_of(body).as_deref());
         let mut text = old_line[..indent_len].to_vec();
-        text.extend_from_slice(m.render(self.syntax.opener()).as_bytes());
+        if self.foreign_lines(&r.id).is_some() {
+            text.extend_from_slice(&old_line[indent_len..content_end]);
+        } else {
+            let mut m = r.begin.marker.clone();
+            m.set_hash(self.hash_of(body).as_deref());
+            text.extend_from_slice(m.render(self.syntax.opener()).as_bytes());
+        }
         text.extend_from_slice(&old_line[content_end..]);
         if content_end == old_line.len() {
             // A BEGIN line without a line ending cannot be followed by a body; add one.

@@ -27,6 +27,9 @@ pub struct FileReport {
     pub regions: Vec<RegionReport>,
     /// Problems found.
     pub problems: Vec<ProblemReport>,
+    /// What `repair` fixed (or, with `--dry-run`/`--check`, would fix).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repairs: Vec<String>,
     /// Warnings (drift kept, ...).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,

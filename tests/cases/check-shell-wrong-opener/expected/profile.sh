@@ -1,0 +1,3 @@
+export A=1
+// BEGIN ZYLOS MANAGED hooks
+alias ll='ls -l'

@@ -1,0 +1,4 @@
+export A=1
+# >>> conda initialize >>>
+export CONDA=1
+# <<< conda initialize <<<

@@ -1,0 +1,11 @@
+# ~/.bashrc
+HISTSIZE=1000
+alias ll='ls -l'
+# BEGIN ANSIBLE MANAGED BLOCK
+export JAVA_HOME=/usr/lib/jvm/default
+export EDITOR=vim
+# END ANSIBLE MANAGED BLOCK
+# BEGIN ZYLOS MANAGED hooks hash=830cf4028527
+export EDITOR=nano
+# END ZYLOS MANAGED hooks
+export MINE=1

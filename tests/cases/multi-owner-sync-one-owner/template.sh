@@ -1,0 +1,3 @@
+# BEGIN ZYLOS MANAGED path
+export PATH=$HOME/.zylos/bin:$PATH
+# END ZYLOS MANAGED path

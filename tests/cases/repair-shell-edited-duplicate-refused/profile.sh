@@ -1,0 +1,9 @@
+export A=1
+# BEGIN ZYLOS MANAGED hooks hash=51a8050bc66a
+export ZYLOS=1
+# END ZYLOS MANAGED hooks
+alias ll='ls -l'
+# BEGIN ZYLOS MANAGED hooks hash=51a8050bc66a
+export ZYLOS=1
+export A=1
+# END ZYLOS MANAGED hooks

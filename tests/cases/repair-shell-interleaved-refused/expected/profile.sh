@@ -1,0 +1,6 @@
+# BEGIN ZYLOS MANAGED a
+export A=1
+# BEGIN ZYLOS MANAGED b
+# END ZYLOS MANAGED a
+alias ll='ls -l'
+# END ZYLOS MANAGED b

@@ -1,0 +1,3 @@
+# BEGIN ZYLOS MANAGED hooks
+export ZYLOS=1
+# END ZYLOS MANAGED hooks

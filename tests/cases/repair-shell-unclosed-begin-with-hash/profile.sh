@@ -1,0 +1,4 @@
+export A=1
+# BEGIN ZYLOS MANAGED hooks hash=51a8050bc66a
+export ZYLOS=1
+alias ll='ls -l'
