@@ -38,7 +38,8 @@ def timed(argv, runs, stdin=None, cwd=None):
                            stdin=stdin)
         times.append(time.perf_counter() - t0)
         if p.returncode not in (0, 1):
-            sys.exit(f"{' '.join(argv)} failed ({p.returncode}): {p.stderr.decode()[:300]}")
+            raise RuntimeError(f"{' '.join(argv[:3])} failed ({p.returncode}): "
+                               f"{p.stderr.decode(errors='replace')[:200]}")
         peak = max(peak, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before)
     return statistics.median(times), peak * 1024
 
@@ -172,7 +173,11 @@ def main():
             with open(path, "wb") as f:
                 f.write(data)
             n = len(data)
-            t_list, peak = timed([bin_, "list", path, "--format", fmt], runs)
+            try:
+                t_list, peak = timed([bin_, "list", path, "--format", fmt], runs)
+            except RuntimeError as e:
+                rows.append((f"list, {n/1e6:.0f} MB {fmt}", "failed", str(e)[:60], "", ""))
+                continue
             t_grep, _ = timed(["grep", "-c", "MANAGED", path], runs)
             rows.append((f"list, {n/1e6:.0f} MB {fmt}", f"{mbps(n, t_list):.0f} MB/s",
                          f"grep -c: {mbps(n, t_grep):.0f} MB/s",
@@ -180,8 +185,12 @@ def main():
                          ">= 500 MB/s, 3x grep, 1.5x mem" if fmt in ("shell", "env")
                          else ">= 200 MB/s"))
             extra = ["--at", "/"] if fmt == "jsonc" else []
-            t_s, _ = timed([bin_, "set", path, "--format", fmt, "--owner", "B", "--name", "x",
-                            "--content", body_for(fmt), "--dry-run", *extra], runs)
+            try:
+                t_s, _ = timed([bin_, "set", path, "--format", fmt, "--owner", "B", "--name", "x",
+                                "--content", body_for(fmt), "--dry-run", *extra], runs)
+            except RuntimeError as e:
+                rows.append((f"set, {n/1e6:.0f} MB {fmt}", "failed", str(e)[:60], "", ""))
+                continue
             rows.append((f"set (plan, no write), {n/1e6:.0f} MB {fmt}",
                          f"{mbps(n, t_s):.0f} MB/s", "", "", ""))
     finally:
