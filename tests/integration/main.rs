@@ -2,6 +2,7 @@
 
 mod cases;
 mod cli;
+mod corrupt;
 mod jsonc;
 mod samples;
 mod toml;
