@@ -1,0 +1,3 @@
+# BEGIN Z MANAGED a hash=000000000000
+export A=1
+# END Z MANAGED a

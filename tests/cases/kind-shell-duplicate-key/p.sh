@@ -1,0 +1,6 @@
+# BEGIN Y MANAGED a
+export A=1
+# END Y MANAGED a
+# BEGIN Z MANAGED b
+export A=2
+# END Z MANAGED b

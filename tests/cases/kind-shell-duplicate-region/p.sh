@@ -1,0 +1,6 @@
+# BEGIN Z MANAGED a
+export A=1
+# END Z MANAGED a
+# BEGIN Z MANAGED a
+export B=2
+# END Z MANAGED a

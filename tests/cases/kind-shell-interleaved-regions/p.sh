@@ -1,0 +1,6 @@
+# BEGIN Z MANAGED a
+export A=1
+# BEGIN Z MANAGED b
+# END Z MANAGED a
+export B=2
+# END Z MANAGED b

@@ -1,0 +1,1 @@
+echo x # BEGIN Z MANAGED a

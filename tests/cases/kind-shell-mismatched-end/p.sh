@@ -1,0 +1,3 @@
+# BEGIN Z MANAGED a
+export A=1
+# END Z MANAGED b

@@ -1,0 +1,5 @@
+# BEGIN Z MANAGED a
+# BEGIN Z MANAGED b
+export A=1
+# END Z MANAGED b
+# END Z MANAGED a

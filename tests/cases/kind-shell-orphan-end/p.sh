@@ -1,0 +1,3 @@
+export A=1
+# END Z MANAGED a
+export B=2

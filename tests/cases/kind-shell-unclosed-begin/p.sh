@@ -1,0 +1,3 @@
+export A=1
+# BEGIN Z MANAGED a
+export B=2
