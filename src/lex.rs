@@ -95,6 +95,8 @@ impl Lexed {
     #[must_use]
     pub fn is_inner(&self, line_start: usize) -> bool {
         let i = self.inner_lines.partition_point(|s| s.end <= line_start);
-        self.inner_lines.get(i).is_some_and(|s| s.start <= line_start)
+        self.inner_lines
+            .get(i)
+            .is_some_and(|s| s.start <= line_start)
     }
 }

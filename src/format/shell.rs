@@ -10,14 +10,16 @@
 //! at the end of each run is recognised by the nom parser of its production. Every byte is
 //! visited a bounded number of times, so lexing is linear in the input.
 
+use std::borrow::Cow;
+
 use memchr::{memchr, memchr_iter};
 use nom::{
     IResult, Parser,
     branch::alt,
     bytes::complete::{is_not, tag, take, take_while, take_while_m_n, take_while1},
-    combinator::{opt, recognize, value, verify},
-    multi::{fold_many1, many0_count},
-    sequence::{delimited, preceded, terminated},
+    combinator::{opt, recognize, value},
+    multi::many0_count,
+    sequence::{delimited, preceded},
 };
 
 use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
@@ -106,31 +108,53 @@ fn newline(i: In) -> PResult<In> {
 }
 
 /// `name = ( letter | "_" ) , { letter | digit | "_" }`.
+#[cfg(test)]
 fn name(i: In) -> PResult<In> {
-    verify(take_while1(is_name_char), |n: &[u8]| {
+    nom::combinator::verify(take_while1(is_name_char), |n: &[u8]| {
         n.first().is_some_and(|&b| is_name_start(b))
     })
     .parse(i)
 }
 
 /// `assignment = blanks , [ "export" , blank , blanks ] , name , "="`; returns the name.
+///
+/// The production as a nom parser; the lexer runs its twin [`assignment_fast`].
+#[cfg(test)]
 fn assignment(i: In) -> PResult<In> {
     preceded(
         (blanks, opt((tag("export"), take_while1(is_blank)))),
-        terminated(name, tag("=")),
+        nom::sequence::terminated(name, tag("=")),
     )
     .parse(i)
 }
 
-/// A quick pre-check for [`assignment`], run on every line: the first word after the blanks
-/// is a name followed by `=`, or is `export` followed by a blank.
-fn could_be_assignment(i: In) -> bool {
-    let blank = i.iter().take_while(|&&b| is_blank(b)).count();
-    let word = i[blank..].iter().take_while(|&&b| is_name_char(b)).count();
-    match i.get(blank + word) {
-        Some(b'=') => word > 0,
-        Some(b' ' | b'\t') => &i[blank..blank + word] == b"export",
-        _ => false,
+/// The hand-written twin of [`assignment`] used on the hot path (it runs on every line):
+/// the same language, checked against the nom production by a proptest. Returns how many
+/// bytes it read (blanks and name bytes, which never start a token, and the `=`) and the
+/// offsets of the name in `i` if there is an assignment.
+fn assignment_fast(i: In) -> (usize, Option<(usize, usize)>) {
+    let blanks_from = |mut p: usize| {
+        while i.get(p).is_some_and(|&b| is_blank(b)) {
+            p += 1;
+        }
+        p
+    };
+    let name_from = |mut p: usize| {
+        while i.get(p).is_some_and(|&b| is_name_char(b)) {
+            p += 1;
+        }
+        p
+    };
+    let mut start = blanks_from(0);
+    let mut end = name_from(start);
+    if &i[start..end] == b"export" && i.get(end).is_some_and(|&b| is_blank(b)) {
+        start = blanks_from(end);
+        end = name_from(start);
+    }
+    if i.get(start).is_some_and(|&b| is_name_start(b)) && i.get(end) == Some(&b'=') {
+        (end + 1, Some((start, end)))
+    } else {
+        (end, None)
     }
 }
 
@@ -253,40 +277,70 @@ fn heredoc_part(i: In) -> PResult<Part> {
 
 /// `heredoc_word = heredoc_part , { heredoc_part }`: the delimiter with quotes removed, and
 /// whether any part of it was quoted (which turns off expansion and `\`-newline joining).
-fn heredoc_word(i: In) -> PResult<(Vec<u8>, bool)> {
-    fold_many1(
-        heredoc_part,
-        || (Vec::new(), false),
-        |(mut word, quoted), part| match part {
-            Part::Plain(s) => {
-                word.extend_from_slice(s);
-                (word, quoted)
-            }
-            Part::Quoted(s) => {
-                word.extend_from_slice(s);
-                (word, true)
-            }
-            Part::DoubleQuoted(s) => {
-                let mut it = s.iter().copied().peekable();
-                while let Some(b) = it.next() {
-                    match it.peek() {
-                        Some(&n) if b == b'\\' && matches!(n, b'$' | b'`' | b'"' | b'\\') => {
-                            word.push(n);
-                            it.next();
-                        }
-                        _ => word.push(b),
+/// The delimiter is borrowed from the input unless quote removal had to join pieces. (The
+/// repetition is written out rather than a `fold_many1`, to stop without trying every
+/// alternative on the byte after the word.)
+fn heredoc_word(i: In<'_>) -> PResult<'_, (Cow<'_, [u8]>, bool)> {
+    let (mut rest, part) = heredoc_part(i)?;
+    let mut word = Cow::Borrowed(&b""[..]);
+    let mut quoted = add_part(&mut word, part);
+    while rest
+        .first()
+        .is_some_and(|&b| is_heredoc_plain(b) || matches!(b, b'\'' | b'"' | b'\\'))
+    {
+        let Ok((after, part)) = heredoc_part(rest) else {
+            break;
+        };
+        quoted |= add_part(&mut word, part);
+        rest = after;
+    }
+    Ok((rest, (word, quoted)))
+}
+
+/// Adds a `heredoc_part` to the delimiter being built; true if the part was quoted.
+fn add_part<'a>(word: &mut Cow<'a, [u8]>, part: Part<'a>) -> bool {
+    match part {
+        Part::Plain(s) => {
+            append(word, s);
+            false
+        }
+        Part::Quoted(s) => {
+            append(word, s);
+            true
+        }
+        Part::DoubleQuoted(s) if !s.contains(&b'\\') => {
+            append(word, s);
+            true
+        }
+        Part::DoubleQuoted(s) => {
+            let word = word.to_mut();
+            let mut it = s.iter().copied().peekable();
+            while let Some(b) = it.next() {
+                match it.peek() {
+                    Some(&n) if b == b'\\' && matches!(n, b'$' | b'`' | b'"' | b'\\') => {
+                        word.push(n);
+                        it.next();
                     }
+                    _ => word.push(b),
                 }
-                (word, true)
             }
-        },
-    )
-    .parse(i)
+            true
+        }
+    }
+}
+
+/// Appends `s` to a delimiter being built, without allocating while it is one piece.
+fn append<'a>(word: &mut Cow<'a, [u8]>, s: &'a [u8]) {
+    if word.is_empty() {
+        *word = Cow::Borrowed(s);
+    } else {
+        word.to_mut().extend_from_slice(s);
+    }
 }
 
 /// What a `<` or `>` starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Redirect {
+enum Redirect<'a> {
     /// `here_string = "<<<"`.
     HereString,
     /// `heredoc_redirect = "<<" , [ "-" ] , blanks , heredoc_word`; the word is `None` when
@@ -295,7 +349,7 @@ enum Redirect {
         /// `<<-`: leading tabs are stripped from body and delimiter lines.
         dash: bool,
         /// The delimiter and whether it was quoted.
-        word: Option<(Vec<u8>, bool)>,
+        word: Option<(Cow<'a, [u8]>, bool)>,
     },
     /// `"<(" | ">("`: the opener of a `process_subst`.
     ProcessSubst,
@@ -304,7 +358,7 @@ enum Redirect {
 }
 
 /// `redirect = here_string | heredoc_redirect | process_subst_open | "<" | ">"`.
-fn redirect(i: In) -> PResult<Redirect> {
+fn redirect(i: In<'_>) -> PResult<'_, Redirect<'_>> {
     alt((
         value(Redirect::HereString, tag("<<<")),
         (tag("<<"), opt(tag("-")), blanks, opt(heredoc_word)).map(|(_, dash, _, word)| {
@@ -412,15 +466,18 @@ struct Frame {
 
 /// A heredoc whose operator has been read but whose body has not.
 #[derive(Clone, Debug)]
-struct Heredoc {
+struct Heredoc<'a> {
     /// Offset of `<<`.
     start: usize,
     /// The delimiter, quotes removed.
-    delim: Vec<u8>,
+    delim: Cow<'a, [u8]>,
     /// `<<-`.
     dash: bool,
     /// Some part of the word was quoted: no `\`-newline joining in the body.
     quoted: bool,
+    /// How many constructs were open at the operator: the body starts after a newline read
+    /// at this depth or shallower (`cat <<EOF $(a<newline>b)<newline>body`).
+    depth: usize,
 }
 
 /// `heredoc_body = { body_line } , delimiter_line`: finds the end of a body starting at `s`,
@@ -466,7 +523,7 @@ struct Lexer<'a> {
     /// Open constructs, innermost last.
     stack: Vec<Frame>,
     /// Heredocs waiting for their bodies, in order.
-    pending: Vec<Heredoc>,
+    pending: Vec<Heredoc<'a>>,
     /// The result being built.
     out: Lexed,
     /// The first construct without a frame (quote, backquote, heredoc) that ran into the end.
@@ -632,18 +689,14 @@ impl<'a> Lexer<'a> {
         let Some(rest) = src.get(self.pos..) else {
             return;
         };
-        if !could_be_assignment(rest) {
-            return;
-        }
-        if let Ok((after, name)) = assignment(rest) {
-            let end = src.len() - after.len();
-            let name_end = end - 1;
+        let (read, name) = assignment_fast(rest);
+        if let Some((start, end)) = name {
             self.out.keys.push(Key {
-                name: Span::new(name_end - name.len(), name_end),
+                name: Span::new(self.pos + start, self.pos + end),
                 context: 0,
             });
-            self.pos = end;
         }
+        self.pos += read;
     }
 
     /// Marks the pattern of the innermost `case` item as begun.
@@ -661,6 +714,10 @@ impl<'a> Lexer<'a> {
         let Some(top) = self.stack.last().copied() else {
             return;
         };
+        // Only `case`, `esac` and `in` matter.
+        if !matches!(src.get(self.pos), Some(b'c' | b'e' | b'i')) {
+            return;
+        }
         let Some(Ok((_, word))) = src.get(self.pos..).map(keyword) else {
             return;
         };
@@ -815,11 +872,12 @@ impl<'a> Lexer<'a> {
     /// A `\n` between commands: starts pending heredoc bodies, then the next line.
     fn command_newline(&mut self) {
         let nl = self.pos;
-        if self.pending.is_empty() {
-            self.line_break(nl, !self.stack.is_empty());
-            self.pos = nl + 1;
-        } else {
+        let depth = self.stack.len();
+        if self.pending.iter().any(|h| h.depth >= depth) {
             self.pos = self.heredoc_bodies(nl);
+        } else {
+            self.line_break(nl, depth > 0);
+            self.pos = nl + 1;
         }
         if self.stack.is_empty() {
             self.key();
@@ -828,16 +886,24 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    /// Reads the `heredoc_body` of every pending heredoc, in order; they start after the `\n`
-    /// at `nl`. Returns the offset after the last `delimiter_line`.
+    /// Reads the `heredoc_body` of every pending heredoc opened at the current depth or deeper,
+    /// in order; they start after the `\n` at `nl`. Returns the offset after the last
+    /// `delimiter_line`.
     fn heredoc_bodies(&mut self, nl: usize) -> usize {
         let src = self.src;
         let len = src.len();
-        let docs = std::mem::take(&mut self.pending);
+        let depth = self.stack.len();
+        // Taken out (and put back, to keep its capacity) so `self` stays free to update; the
+        // heredocs of enclosing constructs go back to wait for their own newline.
+        let mut docs = std::mem::take(&mut self.pending);
         self.line_break(nl, true);
         let mut s = nl + 1;
         let mut ends_with_newline = false;
         for doc in &docs {
+            if doc.depth < depth {
+                self.pending.push(doc.clone());
+                continue;
+            }
             let Some(end) = heredoc_end(src, s, len, doc) else {
                 self.inner_newlines(s, len);
                 self.open_at_eof(doc.start, "heredoc");
@@ -854,6 +920,10 @@ impl<'a> Lexer<'a> {
         if ends_with_newline && self.stack.is_empty() {
             // The line after the last delimiter line is back at the top level.
             self.line_break(s - 1, false);
+        }
+        if self.pending.is_empty() {
+            docs.clear();
+            self.pending = docs;
         }
         s
     }
@@ -993,7 +1063,7 @@ impl<'a> Lexer<'a> {
         let src = self.src;
         let mut quote = 0u8;
         let mut glue = usize::MAX;
-        let mut pending: Vec<Heredoc> = Vec::new();
+        let mut pending: Vec<Heredoc<'_>> = Vec::new();
         let mut i = from;
         while i < to {
             let Some(&b) = src.get(i) else { break };
@@ -1036,6 +1106,7 @@ impl<'a> Lexer<'a> {
                             delim,
                             dash,
                             quoted,
+                            depth: 0,
                         });
                         i = to - rest.len();
                     }
@@ -1070,6 +1141,7 @@ impl<'a> Lexer<'a> {
                         delim,
                         dash,
                         quoted,
+                        depth: self.stack.len(),
                     });
                     self.pos = src.len() - rest.len();
                 }
@@ -1889,6 +1961,24 @@ eval \"$(acme init -)\"
     }
 
     #[test]
+    fn heredoc_body_waits_for_a_newline_at_its_own_depth() {
+        // bash reads the body after `echo b)`, not after the newline inside `$(`.
+        let src = "cat <<EOF; echo $(echo a\necho b)\n# body\nEOF\n# r\n";
+        assert_eq!(comments(src), [("# r", true)]);
+        assert_eq!(inner(src), [1, 2, 3]);
+        assert_eq!(unclosed(src), None);
+        // Both levels: the inner body first, after the newline inside `$(`.
+        let src = "cat <<A $(cat <<B\n# b\nB\n)\n# a\nA\n# r\n";
+        assert_eq!(comments(src), [("# r", true)]);
+        assert_eq!(inner(src), [1, 2, 3, 4, 5]);
+        assert_eq!(unclosed(src), None);
+        // A heredoc whose substitution closed before the newline is read at the next one.
+        let src = "x=$(cat <<EOF)\n# b\nEOF\n# r\n";
+        assert_eq!(comments(src), [("# r", true)]);
+        assert_eq!(unclosed("cat <<A $(cat <<B\n"), Some((4, "heredoc")));
+    }
+
+    #[test]
     fn heredoc_body_inside_command_subst() {
         let src = "x=$(cat <<EOF\n# a )\nEOF\n)\n# r\n";
         assert_eq!(comments(src), [("# r", true)]);
@@ -2078,7 +2168,7 @@ eval \"$(acme init -)\"
             redirect(b"<<- 'A B'").map(|r| r.1),
             Ok(Redirect::Heredoc {
                 dash: true,
-                word: Some((b"A B".to_vec(), true))
+                word: Some((Cow::from(&b"A B"[..]), true))
             })
         );
         assert_eq!(
@@ -2122,11 +2212,11 @@ eval \"$(acme init -)\"
         assert!(heredoc_part(b"\\\n").is_err());
         assert_eq!(
             heredoc_word(b"E\"\\\"\"'O'\\F x"),
-            Ok((&b" x"[..], (b"E\"OF".to_vec(), true)))
+            Ok((&b" x"[..], (Cow::from(&b"E\"OF"[..]), true)))
         );
         assert_eq!(
             heredoc_word(b"EOF)"),
-            Ok((&b")"[..], (b"EOF".to_vec(), false)))
+            Ok((&b")"[..], (Cow::from(&b"EOF"[..]), false)))
         );
     }
 
@@ -2248,6 +2338,11 @@ eval \"$(acme init -)\"
         "))",
     ];
 
+    /// Pieces of lines that matter to `assignment`.
+    const ASSIGNMENT_PARTS: &[&str] = &[
+        "export", "exportx", "xport", " ", "\t", "=", "+=", "_", "a", "Z9", "9", "#", "\n", "-",
+    ];
+
     fn shellish() -> impl Strategy<Value = String> {
         prop::collection::vec(prop::sample::select(FRAGMENTS), 0..60).prop_map(|v| v.concat())
     }
@@ -2259,6 +2354,21 @@ eval \"$(acme init -)\"
         fn lex_never_panics_on_bytes(src in prop::collection::vec(any::<u8>(), 0..400)) {
             let l = lex(&src);
             check(&src, &l);
+        }
+
+        #[test]
+        fn assignment_fast_matches_production(
+            parts in prop::collection::vec(prop::sample::select(ASSIGNMENT_PARTS), 0..8)
+        ) {
+            let src = parts.concat().into_bytes();
+            let nom = assignment(&src).ok().map(|(rest, name)| {
+                let end = src.len() - rest.len() - 1;
+                (end - name.len(), end)
+            });
+            let (read, fast) = assignment_fast(&src);
+            prop_assert_eq!(fast, nom);
+            // What it skips can hold no token.
+            prop_assert!(src[..read].iter().all(|&b| !TOP[usize::from(b)]));
         }
 
         #[test]
