@@ -166,6 +166,17 @@ pub fn line_start(src: &[u8], offset: usize) -> usize {
     memchr::memrchr(b'\n', &src[..offset]).map_or(0, |i| i + 1)
 }
 
+/// Start of the line holding `offset`, after a BOM: a marker line on the first line of a
+/// file with a BOM starts after it, so that rewriting or removing the region keeps the BOM.
+fn marker_line_start(src: &[u8], offset: usize) -> usize {
+    let ls = line_start(src, offset);
+    if ls == 0 && src.starts_with(b"\xef\xbb\xbf") {
+        3
+    } else {
+        ls
+    }
+}
+
 /// End of the line holding `offset`, after its `\n` (or the end of input).
 #[must_use]
 pub fn line_end(src: &[u8], offset: usize) -> usize {
@@ -222,7 +233,7 @@ impl<'a> Document<'a> {
             let Some(m) = parsed else {
                 if c.alone {
                     if let Some(nm) = marker::near_miss(text) {
-                        let ls = line_start(src, c.text.start);
+                        let ls = marker_line_start(src, c.text.start);
                         problems.push(Problem::new(
                             ProblemKind::NearMissMarker,
                             lines.line_of(c.text.start),
@@ -238,7 +249,7 @@ impl<'a> Document<'a> {
                 }
                 continue;
             };
-            let ls = line_start(src, c.text.start);
+            let ls = marker_line_start(src, c.text.start);
             let line_no = lines.line_of(c.text.start);
             let column = c.text.start - ls + 1;
             if !c.alone {

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use regex::bytes::Regex;
 
-use crate::document::{Document, Foreign, Region, State, line_end};
+use crate::document::{Document, Foreign, Region, State, eol_of, line_end};
 use crate::format::{Placement, Syntax};
 use crate::hash;
 use crate::lex::Span;
@@ -289,6 +289,9 @@ struct Planner<'d, 'a> {
     warnings: Vec<String>,
     /// The identities expected in the result.
     expected: BTreeSet<Identity>,
+    /// A line break was already added after the unterminated last line (by an earlier
+    /// insertion at the end of this plan).
+    eof_break_done: bool,
 }
 
 /// Plans `ops` on `doc`.
@@ -334,6 +337,7 @@ pub fn plan(
         outcomes: Vec::new(),
         warnings: Vec::new(),
         expected: doc.regions.iter().map(|r| r.id.clone()).collect(),
+        eof_break_done: false,
     };
     for op in ops {
         match op {
@@ -565,7 +569,8 @@ impl Planner<'_, '_> {
                 None => self.end_of_file(),
             },
             At::Before(re) => match self.find_line(re, true) {
-                Some(line) => Ok(line.start),
+                // Never before the BOM.
+                Some(line) => Ok(line.start.max(bom)),
                 None => self.end_of_file(),
             },
         }
@@ -603,7 +608,13 @@ impl Planner<'_, '_> {
             if start == 0 {
                 text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
             }
-            let in_region = self.doc.region_at(start).is_some();
+            // A region on the first line starts after the BOM.
+            let probe = if start == 0 && src.starts_with(b"\xef\xbb\xbf") {
+                3
+            } else {
+                start
+            };
+            let in_region = self.doc.region_at(probe).is_some();
             let clean = !must_start_clean || !self.doc.lexed.is_inner(start);
             if !in_region && clean && re.is_match(text) {
                 return Some(Span::new(start, end));
@@ -696,8 +707,16 @@ impl Planner<'_, '_> {
         let src = self.doc.src;
         let fitted = self.syntax.fit_insert(self.doc, at, body);
         let mut text = Vec::with_capacity(fitted.body.len() + 128);
-        let eof_break = at > 0 && src[at - 1] != b'\n' && fitted.before.is_empty();
+        // Right after a BOM is the start of the first line, not the end of one.
+        let bom = if src.starts_with(b"\xef\xbb\xbf") {
+            3
+        } else {
+            0
+        };
+        let eof_break =
+            at > bom && src[at - 1] != b'\n' && fitted.before.is_empty() && !self.eof_break_done;
         if eof_break {
+            self.eof_break_done = true;
             // Exception (a): a line break after an unterminated last line.
             text.extend_from_slice(self.eol().as_bytes());
         }
@@ -749,11 +768,13 @@ impl Planner<'_, '_> {
         let mut span = r.span();
         let src = self.doc.src;
         if self.opts.eof_break_added.contains(id) && span.end == src.len() {
-            // The line break this region's insertion added is taken back with it.
+            // The line break this region's insertion added is taken back with it: it was
+            // the line ending of the file without it, so a lone `\r` the user wrote stays.
             let before = &src[..span.start];
-            if before.ends_with(b"\r\n") && before.len() > 2 {
+            let n = before.len();
+            if n > 2 && before.ends_with(b"\r\n") && eol_of(&before[..n - 2]) == "\r\n" {
                 span.start -= 2;
-            } else if before.ends_with(b"\n") && before.len() > 1 {
+            } else if n > 1 && before.ends_with(b"\n") && eol_of(&before[..n - 1]) == "\n" {
                 span.start -= 1;
             }
         }

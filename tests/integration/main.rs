@@ -2,8 +2,11 @@
 
 mod cases;
 mod cli;
+mod clients;
 mod corrupt;
 mod jsonc;
+mod matrix;
+mod props;
 mod samples;
 mod toml;
 mod util;
