@@ -331,10 +331,10 @@ fn config(c: &Common) -> Result<Config, String> {
         DriftArg::Merge => OnDrift::Merge,
         DriftArg::Fail => OnDrift::Fail,
     };
-    if let Some(v) = &c.validate {
-        if !v.contains("%s") {
-            return Err(IoError::ValidateNoPlaceholder.to_string());
-        }
+    if let Some(v) = &c.validate
+        && !v.contains("%s")
+    {
+        return Err(IoError::ValidateNoPlaceholder.to_string());
     }
     Ok(Config {
         format,
@@ -767,11 +767,11 @@ pub(crate) fn edit(
             Ok(s) => s,
             Err(err) => return failed(path, cfg, out, &err.to_string()),
         };
-        if let Some(cmd) = &cfg.validate {
-            if let Err(err) = io::run_validate(cmd, staged.path()) {
-                let msg = format!("{}: {err}; nothing was written", path.display());
-                return failed(path, cfg, out, &msg);
-            }
+        if let Some(cmd) = &cfg.validate
+            && let Err(err) = io::run_validate(cmd, staged.path())
+        {
+            let msg = format!("{}: {err}; nothing was written", path.display());
+            return failed(path, cfg, out, &msg);
         }
         // Someone else (an editor, another tool) may have written the file meanwhile.
         match io::read(&real) {
@@ -788,13 +788,13 @@ pub(crate) fn edit(
         if let Err(err) = staged.commit() {
             return failed(path, cfg, out, &err.to_string());
         }
-        if let Some(store) = &store {
-            if let Err(err) = remember(store, &canonical, known, &planned.outcomes) {
-                out.warn(&format!(
-                    "{}: the edit is written, but the state store could not be updated: {err}",
-                    path.display()
-                ));
-            }
+        if let Some(store) = &store
+            && let Err(err) = remember(store, &canonical, known, &planned.outcomes)
+        {
+            out.warn(&format!(
+                "{}: the edit is written, but the state store could not be updated: {err}",
+                path.display()
+            ));
         }
         if !out.json {
             for o in &planned.outcomes {

@@ -231,21 +231,21 @@ impl<'a> Document<'a> {
                 .and_then(|f| f.marker(text))
                 .or_else(|| marker::parse(text));
             let Some(m) = parsed else {
-                if c.alone {
-                    if let Some(nm) = marker::near_miss(text) {
-                        let ls = marker_line_start(src, c.text.start);
-                        problems.push(Problem::new(
-                            ProblemKind::NearMissMarker,
-                            lines.line_of(c.text.start),
-                            c.text.start - ls + 1,
-                            format!(
-                                "this comment is almost a marker ({}); if it is one, write `{}`",
-                                nm.what,
-                                nm.fixed.render(syntax.opener())
-                            ),
-                        ));
-                        near_misses.push((Span::new(ls, line_end(src, c.text.start)), nm));
-                    }
+                if c.alone
+                    && let Some(nm) = marker::near_miss(text)
+                {
+                    let ls = marker_line_start(src, c.text.start);
+                    problems.push(Problem::new(
+                        ProblemKind::NearMissMarker,
+                        lines.line_of(c.text.start),
+                        c.text.start - ls + 1,
+                        format!(
+                            "this comment is almost a marker ({}); if it is one, write `{}`",
+                            nm.what,
+                            nm.fixed.render(syntax.opener())
+                        ),
+                    ));
+                    near_misses.push((Span::new(ls, line_end(src, c.text.start)), nm));
                 }
                 continue;
             };
@@ -317,7 +317,9 @@ impl<'a> Document<'a> {
 
     fn duplicate_keys(&mut self, policy: KeyPolicy) {
         use std::collections::HashMap;
-        let mut seen: HashMap<(&[u8], u32), (usize, Option<usize>)> = HashMap::new();
+        // (name, context) -> (first line, index of the region holding it)
+        type Seen<'k> = HashMap<(&'k [u8], u32), (usize, Option<usize>)>;
+        let mut seen: Seen<'_> = HashMap::new();
         let mut lines = LineCounter::new(self.src);
         let mut found = Vec::new();
         for k in &self.lexed.keys {
@@ -379,25 +381,25 @@ fn wrong_openers(src: &[u8], syntax: &dyn Syntax, lexed: &Lexed, problems: &mut 
         let opener = [&b"//"[..], b";", b"--", b"<!--"]
             .into_iter()
             .find(|o| text.starts_with(o));
-        if let Some(o) = opener {
-            if !lexed.is_inner(start) {
-                let rest = &text[o.len()..];
-                let as_hash = [b"#".as_slice(), rest].concat();
-                if let Some(m) = marker::parse(&as_hash) {
-                    problems.push(Problem::new(
-                        ProblemKind::NearMissMarker,
-                        lines.line_of(start),
-                        indent + 1,
-                        format!(
-                            "this line looks like the {} marker of \"{}\" with the wrong comment \
+        if let Some(o) = opener
+            && !lexed.is_inner(start)
+        {
+            let rest = &text[o.len()..];
+            let as_hash = [b"#".as_slice(), rest].concat();
+            if let Some(m) = marker::parse(&as_hash) {
+                problems.push(Problem::new(
+                    ProblemKind::NearMissMarker,
+                    lines.line_of(start),
+                    indent + 1,
+                    format!(
+                        "this line looks like the {} marker of \"{}\" with the wrong comment \
                              opener `{}`; in a {} file markers start with `#`",
-                            m.kind.keyword(),
-                            m.identity(),
-                            String::from_utf8_lossy(o),
-                            syntax.name()
-                        ),
-                    ));
-                }
+                        m.kind.keyword(),
+                        m.identity(),
+                        String::from_utf8_lossy(o),
+                        syntax.name()
+                    ),
+                ));
             }
         }
         start = end;

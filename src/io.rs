@@ -13,7 +13,9 @@ pub enum IoError {
     #[error("{0}: is a directory; give the path of a file")]
     IsDir(PathBuf),
     /// The target's directory does not exist.
-    #[error("{0}: the directory does not exist; create it first (demarcate creates files, not directories)")]
+    #[error(
+        "{0}: the directory does not exist; create it first (demarcate creates files, not directories)"
+    )]
     NoParent(PathBuf),
     /// The file holds NUL bytes.
     #[error("{0}: looks like a binary file (it holds NUL bytes); refusing to edit it")]
@@ -30,7 +32,9 @@ pub enum IoError {
         output: String,
     },
     /// `--validate` without `%s`.
-    #[error("--validate needs `%s` where the path of the file to check goes, e.g. --validate 'bash -n %s'")]
+    #[error(
+        "--validate needs `%s` where the path of the file to check goes, e.g. --validate 'bash -n %s'"
+    )]
     ValidateNoPlaceholder,
     /// Any other I/O error (fs-err messages name the path).
     #[error(transparent)]
@@ -124,7 +128,12 @@ pub fn stage(target: &Path, bytes: &[u8]) -> Result<Staged, IoError> {
         .prefix(&format!(".{name}."))
         .suffix(".demarcate-tmp")
         .tempfile_in(&dir)
-        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: cannot create a temporary file: {e}", dir.display())))?;
+        .map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("{}: cannot create a temporary file: {e}", dir.display()),
+            )
+        })?;
     tmp.write_all(bytes)?;
     let (mode, owner) = match std::fs::metadata(target) {
         Ok(m) => (m.permissions().mode() & 0o7777, Some((m.uid(), m.gid()))),
@@ -157,9 +166,12 @@ impl Staged {
     /// Any I/O error; the target is then unchanged.
     pub fn commit(self) -> Result<(), IoError> {
         let target = self.target;
-        self.tmp
-            .persist(&target)
-            .map_err(|e| std::io::Error::new(e.error.kind(), format!("{}: cannot replace the file: {}", target.display(), e.error)))?;
+        self.tmp.persist(&target).map_err(|e| {
+            std::io::Error::new(
+                e.error.kind(),
+                format!("{}: cannot replace the file: {}", target.display(), e.error),
+            )
+        })?;
         if let Ok(d) = std::fs::File::open(parent_of(&target)) {
             let _ = d.sync_all();
         }
@@ -258,7 +270,10 @@ mod tests {
         std::fs::write(&f, "ok")?;
         run_validate("grep -q ok %s", &f)?;
         assert!(run_validate("grep -q nope %s", &f).is_err());
-        assert!(matches!(run_validate("true", &f), Err(IoError::ValidateNoPlaceholder)));
+        assert!(matches!(
+            run_validate("true", &f),
+            Err(IoError::ValidateNoPlaceholder)
+        ));
         Ok(())
     }
 }

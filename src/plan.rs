@@ -398,17 +398,18 @@ fn validate(
             .filter(|p| p.kind == crate::problem::ProblemKind::DuplicateKey)
             .count()
     };
-    if syntax.duplicate_keys_block() && !force && dups(&doc) > dups(old) {
-        if let Some(p) = doc
+    if syntax.duplicate_keys_block()
+        && !force
+        && dups(&doc) > dups(old)
+        && let Some(p) = doc
             .problems
             .iter()
             .find(|p| p.kind == crate::problem::ProblemKind::DuplicateKey)
-        {
-            return Err(PlanError::Invalid(format!(
-                "line {}: {} (duplicate-key; pass --force to write it anyway)",
-                p.line, p.message
-            )));
-        }
+    {
+        return Err(PlanError::Invalid(format!(
+            "line {}: {} (duplicate-key; pass --force to write it anyway)",
+            p.line, p.message
+        )));
     }
     if let Some(p) = doc.problems.iter().find(|p| p.kind.blocks()) {
         return Err(PlanError::Invalid(format!(

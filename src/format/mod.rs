@@ -203,7 +203,9 @@ impl Format {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DetectError {
     /// The name and first line say nothing we know.
-    #[error("cannot tell the format from the file name or its first line; pass --format shell|env|toml|jsonc")]
+    #[error(
+        "cannot tell the format from the file name or its first line; pass --format shell|env|toml|jsonc"
+    )]
     Unknown,
     /// A plain JSON file: adding a comment would break strict JSON readers.
     #[error(
@@ -236,7 +238,9 @@ pub fn detect(path: &Path, head: &[u8]) -> Result<Format, DetectError> {
     if name.ends_with(".fish") {
         return Err(DetectError::Fish);
     }
-    if [".sh", ".bash", ".zsh", ".ksh"].iter().any(|e| name.ends_with(e))
+    if [".sh", ".bash", ".zsh", ".ksh"]
+        .iter()
+        .any(|e| name.ends_with(e))
         || [
             ".bashrc",
             ".bash_profile",
@@ -318,7 +322,10 @@ mod tests {
     fn by_shebang() {
         assert_eq!(d("install", "#!/bin/sh\n"), Ok(Format::Shell));
         assert_eq!(d("install", "#!/usr/bin/env bash\n"), Ok(Format::Shell));
-        assert_eq!(d("install", "#!/usr/bin/env python3\n"), Err(DetectError::Unknown));
+        assert_eq!(
+            d("install", "#!/usr/bin/env python3\n"),
+            Err(DetectError::Unknown)
+        );
         assert_eq!(d("notes.txt", "hello"), Err(DetectError::Unknown));
     }
 

@@ -14,7 +14,13 @@ use std::path::{Path, PathBuf};
 
 use crate::util;
 
-const CONTROL: [&str; 5] = ["cmd", "expected", "expected.code", "expected.stdout", "expected.stderr"];
+const CONTROL: [&str; 5] = [
+    "cmd",
+    "expected",
+    "expected.code",
+    "expected.stdout",
+    "expected.stderr",
+];
 
 /// The fewest cases the runner must find, so that a broken glob cannot pass.
 const MIN_CASES: usize = 20;
@@ -110,7 +116,11 @@ fn run_case(case: &Path, bless: bool) -> Result<(), String> {
             ));
         }
     }
-    if errors.is_empty() { Ok(()) } else { Err(errors.join("\n")) }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("\n"))
+    }
 }
 
 #[test]
@@ -130,6 +140,17 @@ fn fixture_cases() {
             failures.push(format!("case {}:\n{e}", case.display()));
         }
     }
-    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n\n"));
-    assert!(cases.len() >= MIN_CASES, "only {} cases found in {}", cases.len(), root.display());
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n\n")
+    );
+    assert!(
+        cases.len() >= MIN_CASES,
+        "only {} cases found in {}",
+        cases.len(),
+        root.display()
+    );
 }

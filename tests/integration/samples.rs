@@ -29,7 +29,10 @@ fn commands(readme: &str) -> Vec<(String, i32)> {
             in_sh = t == "```sh";
             continue;
         }
-        let Some(rest) = in_sh.then(|| t.strip_prefix("cargo run --release -- ")).flatten() else {
+        let Some(rest) = in_sh
+            .then(|| t.strip_prefix("cargo run --release -- "))
+            .flatten()
+        else {
             continue;
         };
         let (cmd, code) = match rest.rsplit_once("# exit ") {
@@ -79,7 +82,11 @@ fn every_sample_readme_runs_as_written() {
             ran += 1;
         }
     }
-    assert!(readmes.len() >= 2 && ran >= 10, "only {ran} commands in {} READMEs", readmes.len());
+    assert!(
+        readmes.len() >= 2 && ran >= 10,
+        "only {ran} commands in {} READMEs",
+        readmes.len()
+    );
 }
 
 #[test]
@@ -96,6 +103,14 @@ fn the_readme_main_command_runs() {
         .env("NO_COLOR", "1")
         .output()
         .expect("sh runs");
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("@@"), "the dry run shows a diff");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("@@"),
+        "the dry run shows a diff"
+    );
 }

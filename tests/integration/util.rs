@@ -22,7 +22,11 @@ pub(crate) fn run_with_stdin(dir: &Path, args: &[&str], stdin: Option<&[u8]>) ->
         .current_dir(dir)
         .env("NO_COLOR", "1")
         .env("XDG_STATE_HOME", dir.join(".state"))
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -55,9 +59,8 @@ pub(crate) fn stdout(o: &Output) -> String {
 
 /// Parses `--json` output.
 pub(crate) fn json(o: &Output) -> serde_json::Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!("stdout is not JSON ({e}): {}", stdout(o))
-    })
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(o)))
 }
 
 /// A temp dir holding `name` with `content`.
@@ -71,11 +74,16 @@ pub(crate) fn with_file(name: &str, content: &[u8]) -> (tempfile::TempDir, PathB
 /// Sets a file's mtime far in the past, so a rewrite is visible.
 pub(crate) fn backdate(path: &Path) {
     let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
-    let f = std::fs::File::options().write(true).open(path).expect("open");
+    let f = std::fs::File::options()
+        .write(true)
+        .open(path)
+        .expect("open");
     f.set_modified(old).expect("set mtime");
 }
 
 /// The mtime of a file.
 pub(crate) fn mtime(path: &Path) -> std::time::SystemTime {
-    std::fs::metadata(path).and_then(|m| m.modified()).expect("mtime")
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .expect("mtime")
 }
