@@ -1,6 +1,7 @@
-//! Runs every command of every sample README, in order, on a copy of `samples/`, so the
-//! documentation cannot rot. `cargo run --release --` is replaced by the built binary; a
-//! command followed by `# exit N` must exit with N, every other one with 0.
+//! Runs every command of every sample README's ```sh blocks, in order, on a copy of
+//! `samples/` (beside an empty `target/`), so the documentation cannot rot. `cargo run
+//! --release --` is replaced by the built binary; a command followed by `# exit N` must exit
+//! with N, every other one with 0.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,7 +20,8 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// The commands in a README's ```sh blocks, with their expected exit codes.
+/// The commands in a README's ```sh blocks, with their expected exit codes;
+/// `cargo run --release --` stands for the built binary (marked with a leading `demarcate `).
 fn commands(readme: &str) -> Vec<(String, i32)> {
     let mut out = Vec::new();
     let mut in_sh = false;
@@ -29,15 +31,16 @@ fn commands(readme: &str) -> Vec<(String, i32)> {
             in_sh = t == "```sh";
             continue;
         }
-        let Some(rest) = in_sh
-            .then(|| t.strip_prefix("cargo run --release -- "))
-            .flatten()
-        else {
+        if !in_sh || t.is_empty() || t.starts_with('#') {
             continue;
+        }
+        let rest = match t.strip_prefix("cargo run --release -- ") {
+            Some(r) => format!("demarcate {r}"),
+            None => t.to_owned(),
         };
         let (cmd, code) = match rest.rsplit_once("# exit ") {
             Some((c, n)) => (c.trim().to_owned(), n.trim().parse().expect("exit code")),
-            None => (rest.to_owned(), 0),
+            None => (rest.clone(), 0),
         };
         out.push((cmd, code));
     }
@@ -49,6 +52,7 @@ fn every_sample_readme_runs_as_written() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let tmp = tempfile::tempdir().expect("temp dir");
     copy_dir(&root.join("samples"), &tmp.path().join("samples"));
+    std::fs::create_dir_all(tmp.path().join("target")).expect("target/");
     let mut readmes: Vec<PathBuf> = std::fs::read_dir(root.join("samples"))
         .expect("samples/")
         .flatten()
@@ -62,7 +66,10 @@ fn every_sample_readme_runs_as_written() {
         let cmds = commands(&text);
         assert!(!cmds.is_empty(), "{} has no commands", readme.display());
         for (cmd, want) in cmds {
-            let line = format!("'{}' {cmd}", util::bin().display());
+            let line = match cmd.strip_prefix("demarcate ") {
+                Some(args) => format!("'{}' {args}", util::bin().display()),
+                None => cmd.clone(),
+            };
             let o = Command::new("sh")
                 .arg("-c")
                 .arg(&line)
@@ -94,11 +101,18 @@ fn the_readme_main_command_runs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(root.join("README.md")).expect("README.md");
     let cmds = commands(&text);
-    let main = cmds.first().expect("the README shows the main command");
+    let main = cmds
+        .iter()
+        .find(|c| c.0.starts_with("demarcate "))
+        .expect("the README shows the main command");
     assert!(main.0.contains("samples/"), "{main:?}");
     let o = Command::new("sh")
         .arg("-c")
-        .arg(format!("'{}' {}", util::bin().display(), main.0))
+        .arg(format!(
+            "'{}' {}",
+            util::bin().display(),
+            main.0.trim_start_matches("demarcate ")
+        ))
         .current_dir(root)
         .env("NO_COLOR", "1")
         .output()

@@ -1,0 +1,362 @@
+//! JSONC: managed regions of members or elements inside one object or array.
+//!
+//! - [`lexer`]: the nom token lexer (lossless);
+//! - [`scan`]: one pass over the tokens giving comments, keys and contexts for the engine,
+//!   the container table for placement, and the strict check for validation;
+//! - [`layout`]: placement, indentation and commas.
+//!
+//! docs/formats-jsonc.md describes the rules a user sees.
+
+pub mod layout;
+pub mod lexer;
+pub mod scan;
+
+use super::{Fitted, KeyPolicy, Placement, Syntax};
+use crate::document::{Document, Region};
+use crate::lex::{Lexed, Span};
+use crate::plan::At;
+use layout::{Edge, View};
+use lexer::{TokenKind, Tokens};
+use scan::{Members, Want};
+
+/// The JSONC format.
+pub struct Jsonc;
+
+impl Syntax for Jsonc {
+    fn name(&self) -> &'static str {
+        "jsonc"
+    }
+
+    fn lex(&self, src: &[u8]) -> Lexed {
+        scan::scan(
+            src,
+            Want {
+                keys: true,
+                ..Want::default()
+            },
+        )
+        .lexed
+    }
+
+    fn opener(&self) -> &'static str {
+        "//"
+    }
+
+    fn normalize(&self, body: &[u8]) -> Vec<u8> {
+        normalize(body)
+    }
+
+    fn key_policy(&self) -> KeyPolicy {
+        KeyPolicy::AnyDuplicate
+    }
+
+    fn requires_utf8(&self) -> bool {
+        true
+    }
+
+    fn place(
+        &self,
+        doc: &Document<'_>,
+        at: &At,
+        _body: &[u8],
+    ) -> Option<Result<Placement, String>> {
+        let (pointer, edge) = match at {
+            At::Default | At::Start => ("", Edge::Start),
+            At::End => ("", Edge::End),
+            At::Pointer(p) => (p.as_str(), Edge::Start),
+            At::After(_) | At::Before(_) => {
+                return Some(Err(
+                    "--at after:/before: matches lines, which says nothing about JSON structure; \
+                     for JSONC use --at /json/pointer (the container to put the region in), \
+                     start or end"
+                        .to_owned(),
+                ));
+            }
+            At::Table(t) => {
+                return Some(Err(format!(
+                    "--at table:{t}: a table is only for TOML files; for JSONC use --at /json/pointer"
+                )));
+            }
+        };
+        let depth = u32::try_from(layout::pointer_tokens(pointer).len() + 1).unwrap_or(u32::MAX);
+        let want = Want {
+            structure: true,
+            strict: true,
+            members: Members::UpTo(depth),
+            probe: None,
+            keys: false,
+        };
+        let mut scanned = scan::scan(doc.src, want);
+        if let Some((at, msg)) = scanned.error.take() {
+            return Some(Err(format!(
+                "the file is not valid JSONC: {}: {msg}; fix it first",
+                position(doc.src, at)
+            )));
+        }
+        let view = View::from_scan(doc, scanned);
+        let placed = layout::place_pointer(&view, doc, pointer, edge);
+        if let Ok(p) = &placed {
+            wrap_bridge::remember(doc, p);
+        }
+        Some(placed)
+    }
+
+    fn duplicate_keys_block(&self) -> bool {
+        true
+    }
+
+    fn fit_insert(&self, doc: &Document<'_>, offset: usize, body: &[u8]) -> Fitted {
+        View::at_offset(doc, offset).fit_insert(doc, offset, body)
+    }
+
+    fn fit_update(&self, doc: &Document<'_>, region: &Region, body: &[u8]) -> Vec<u8> {
+        match wrap_bridge::take(doc, region) {
+            Some((pre, post)) => View::new(doc, Members::Of(region.begin.context))
+                .fit_update(region, &[pre.as_slice(), body, &post].concat()),
+            None => View::new(doc, Members::Of(region.begin.context)).fit_update(region, body),
+        }
+    }
+
+    fn on_remove(&self, doc: &Document<'_>, region: &Region) -> Vec<(Span, Vec<u8>)> {
+        View::new(doc, Members::Of(region.begin.context)).on_remove(region)
+    }
+
+    fn validate(&self, old: &Document<'_>, new: &[u8]) -> Result<(), String> {
+        let s = scan::scan(
+            new,
+            Want {
+                strict: true,
+                ..Want::default()
+            },
+        );
+        if let Some((at, msg)) = s.error {
+            return Err(format!("{}: {msg}", position(new, at)));
+        }
+        if let Some(&c) = s.trailing_commas.first() {
+            let old_scan = scan::scan(old.src, Want::default());
+            if old_scan.trailing_commas.is_empty() {
+                return Err(format!(
+                    "{}: a trailing comma, which this file does not use elsewhere",
+                    position(new, c)
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Carries the wrap of a pointer placement to [`Syntax::fit_update`].
+///
+/// A region created with `--at /a/b` where `/a/b` did not exist holds the created objects
+/// (`"b": { … }`) in its body. When the same `set` runs again, [`Syntax::place`] finds that
+/// the pointer leads into the region and computes the same wrap, but the planner does not
+/// pass a placement to updates; without the wrap the update would move the members out of
+/// `/a/b`. `place` stores the wrap here for the region it points into, keyed by the
+/// document's buffer and the region's position, and `fit_update` takes it back. (A
+/// planner that handed [`Placement::wrap`] to updates would make this unnecessary.)
+mod wrap_bridge {
+    use std::cell::RefCell;
+
+    use crate::document::{Document, Region};
+    use crate::format::Placement;
+
+    type Key = (usize, usize, usize);
+    type Wrap = (Vec<u8>, Vec<u8>);
+
+    thread_local! {
+        static LAST: RefCell<Option<(Key, Wrap)>> = const { RefCell::new(None) };
+    }
+
+    fn key(doc: &Document<'_>, offset: usize) -> Key {
+        (doc.src.as_ptr() as usize, doc.src.len(), offset)
+    }
+
+    /// Stores the wrap of a placement that points into a region (at its BEGIN line).
+    pub(super) fn remember(doc: &Document<'_>, p: &Placement) {
+        let into_region = doc.regions.iter().any(|r| r.span().start == p.offset);
+        let entry = match (&p.wrap, into_region) {
+            (Some(w), true) => Some((key(doc, p.offset), w.clone())),
+            _ => None,
+        };
+        LAST.with(|l| *l.borrow_mut() = entry);
+    }
+
+    /// The wrap stored for `region` of `doc`, if any (consumed).
+    pub(super) fn take(doc: &Document<'_>, region: &Region) -> Option<Wrap> {
+        let k = key(doc, region.span().start);
+        LAST.with(|l| {
+            let mut l = l.borrow_mut();
+            match l.take() {
+                Some((stored, w)) if stored == k => Some(w),
+                other => {
+                    *l = other;
+                    None
+                }
+            }
+        })
+    }
+}
+
+/// `line L, column C` of byte `at` (1-based, columns in bytes).
+fn position(src: &[u8], at: usize) -> String {
+    let at = at.min(src.len());
+    let line = memchr::memchr_iter(b'\n', &src[..at]).count() + 1;
+    let col = at - crate::document::line_start(src, at) + 1;
+    format!("line {line}, column {col}")
+}
+
+/// The first error a strict JSONC reader reports on `src`, with its position.
+#[must_use]
+pub fn strict_error(src: &[u8]) -> Option<String> {
+    let s = scan::scan(
+        src,
+        Want {
+            strict: true,
+            ..Want::default()
+        },
+    );
+    s.error
+        .map(|(at, msg)| format!("{}: {msg}", position(src, at)))
+}
+
+/// True when `src` holds at least one real comment (outside strings): a `*.json` file with
+/// comments is JSONC already.
+#[must_use]
+pub fn has_comments(src: &[u8]) -> bool {
+    Tokens::new(src).any(|t| {
+        matches!(
+            t.kind,
+            TokenKind::LineComment | TokenKind::BlockComment | TokenKind::OpenBlockComment
+        )
+    })
+}
+
+/// The hash normalization of a JSONC body (docs/formats-jsonc.md, frozen): the body's
+/// tokens in order, as written, without whitespace and comments; one space between two
+/// adjacent word tokens (numbers, literals); a `,` that is the last token dropped.
+#[must_use]
+pub fn normalize(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len());
+    let mut prev_word = false;
+    let mut last_comma = None;
+    for t in Tokens::new(body) {
+        if t.kind.is_trivia() {
+            continue;
+        }
+        let word = t.kind == TokenKind::Word;
+        if word && prev_word {
+            out.push(b' ');
+        }
+        prev_word = word;
+        last_comma = (t.kind == TokenKind::Comma).then_some(out.len());
+        out.extend_from_slice(t.span.of(body));
+    }
+    if let Some(k) = last_comma {
+        out.truncate(k);
+    }
+    out
+}
+
+/// The JSON Pointer of the container that holds `region` in `doc` (`""` for the top level,
+/// `/` is not used: the root object is `""`), for placing the same region in another file.
+#[must_use]
+pub fn region_pointer(doc: &Document<'_>, region: &Region) -> String {
+    let view = View::new(doc, Members::All);
+    layout::pointer_of(&view, region.begin.context)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::layout::{fix_commas, indent_unit, pointer_tokens, reindent};
+    use super::*;
+
+    #[test]
+    fn normalization_is_frozen() {
+        assert_eq!(normalize(b"  \"b\": 2, // note\r\n"), b"\"b\":2");
+        assert_eq!(
+            normalize(b"\"a\": [1, 2,\n  true], /* c */\n\"b\": null,\n"),
+            b"\"a\":[1,2,true],\"b\":null"
+        );
+        assert_ne!(
+            normalize(b"\"a\": 1, \"b\": 2"),
+            normalize(b"\"b\": 2, \"a\": 1")
+        );
+        assert_eq!(normalize(b"[1 2]"), b"[1 2]");
+        // Frozen: the hash of this body is part of the file format.
+        assert_eq!(
+            crate::hash::of_normalized(&normalize(b"\"k\": 1\n")),
+            "6e1e14751eab"
+        );
+    }
+
+    #[test]
+    fn indent_unit_detection() {
+        let unit = |s: &str| {
+            let sc = scan::scan(
+                s.as_bytes(),
+                Want {
+                    structure: true,
+                    ..Want::default()
+                },
+            );
+            indent_unit(s.as_bytes(), &sc.containers)
+        };
+        assert_eq!(unit("{\n    \"a\": {\n        \"b\": 1\n    }\n}"), b"    ");
+        assert_eq!(unit("{\n\t\"a\": 1\n}"), b"\t");
+        assert_eq!(unit("{\"a\": 1}"), b"  ");
+        assert_eq!(unit("{\n   \"a\": 1\n}"), b"   ");
+    }
+
+    #[test]
+    fn reindent_is_structural() {
+        assert_eq!(
+            reindent(b"\"a\": {\n\"b\": [\n1\n]\n},\n\n", b"  ", b"  "),
+            b"  \"a\": {\n    \"b\": [\n      1\n    ]\n  },\n\n"
+        );
+        assert_eq!(reindent(b"    1,\r\n", b"\t", b"\t"), b"\t1,\r\n");
+        assert_eq!(
+            reindent(b"/* a\n  b */ 1\n", b"  ", b"  "),
+            b"  /* a\n  b */ 1\n"
+        );
+    }
+
+    #[test]
+    fn comma_rules() {
+        assert_eq!(fix_commas(b"\"a\": 1\n", true, false), b"\"a\": 1,\n");
+        assert_eq!(
+            fix_commas(b"\"a\": 1, // c\n", false, false),
+            b"\"a\": 1 // c\n"
+        );
+        assert_eq!(fix_commas(b"\"a\": [1,],\n", false, false), b"\"a\": [1]\n");
+        assert_eq!(fix_commas(b"\"a\": [1,],\n", false, true), b"\"a\": [1,]\n");
+        assert_eq!(
+            fix_commas(b"// only a comment\n", true, false),
+            b"// only a comment\n"
+        );
+    }
+
+    #[test]
+    fn pointers() {
+        assert!(pointer_tokens("/").is_empty());
+        assert!(pointer_tokens("").is_empty());
+        assert_eq!(pointer_tokens("/a~1b/c~0d/0"), vec!["a/b", "c~d", "0"]);
+    }
+
+    #[test]
+    fn comments_outside_strings_only() {
+        assert!(has_comments(b"{\n  // c\n}"));
+        assert!(has_comments(b"{ /* c */ }"));
+        assert!(!has_comments(b"{\"url\": \"http://x/*y*/\"}"));
+    }
+
+    #[test]
+    fn validate_trailing_commas_only_where_the_file_has_them() {
+        let j = Jsonc;
+        let plain = Document::parse(b"{\"a\": 1}", &j);
+        assert!(j.validate(&plain, b"{\"a\": 1,}").is_err());
+        let trailing = Document::parse(b"{\"a\": [1,]}", &j);
+        assert!(j.validate(&trailing, b"{\"a\": [1,], \"b\": 2,}").is_ok());
+        assert!(j.validate(&plain, b"{'a': 1}").is_err());
+        assert!(j.validate(&plain, b"// nothing but a comment\n").is_ok());
+    }
+}

@@ -1,0 +1,821 @@
+//! The TOML lexer: one pass over the bytes that knows every place a `#` is not a comment
+//! (basic, literal and multi-line strings, quoted keys), which table each key belongs to
+//! (`[table]` and `[[array.of.tables]]` headers, dotted keys, inline tables), and which lines
+//! start inside a multi-line string, array or inline table.
+//!
+//! The grammar it follows is `grammars/toml.ebnf`; each production there is a function here
+//! (the token productions are nom parsers) and a test named after it. The lexer never fails:
+//! input that is not TOML is skipped token by token to the end of its line, so that strings
+//! are still respected, and a construct left open at the end is reported in
+//! [`Lexed::unclosed`].
+
+use std::collections::HashMap;
+
+use nom::{
+    IResult, Parser,
+    branch::alt,
+    bytes::complete::{tag, take_while, take_while1},
+    combinator::{opt, recognize},
+    sequence::{delimited, pair},
+};
+
+use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
+
+type In<'a> = &'a [u8];
+type Res<'a> = IResult<In<'a>, In<'a>>;
+
+/// Separates the segments of a canonical table path.
+pub(crate) const SEP: char = '\u{1f}';
+/// Introduces the element number of an array of tables in a canonical path.
+pub(crate) const ELEM: char = '\u{1e}';
+
+/// `ws = *( %x20 / %x09 )`
+pub(crate) fn ws(i: In<'_>) -> Res<'_> {
+    take_while(|b| b == b' ' || b == b'\t')(i)
+}
+
+/// `newline = %x0A / %x0D.0A`
+pub(crate) fn newline(i: In<'_>) -> Res<'_> {
+    alt((tag(&b"\n"[..]), tag(&b"\r\n"[..]))).parse(i)
+}
+
+/// `comment = "#" *non-eol`; the comment's text excludes a `\r` before the line break.
+pub(crate) fn comment(i: In<'_>) -> Res<'_> {
+    let (_, _) = tag(&b"#"[..])(i)?;
+    let mut n = memchr::memchr(b'\n', i).unwrap_or(i.len());
+    if n > 0 && i.get(n - 1) == Some(&b'\r') {
+        n -= 1;
+    }
+    Ok((&i[n..], &i[..n]))
+}
+
+/// True for the bytes of an unquoted key: `A-Z a-z 0-9 _ -`.
+pub(crate) const fn is_bare(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+}
+
+/// `unquoted-key = 1*( ALPHA / DIGIT / "-" / "_" )`
+pub(crate) fn unquoted_key(i: In<'_>) -> Res<'_> {
+    take_while1(is_bare)(i)
+}
+
+/// The inside of a basic string, up to its closing quote or the end of the line.
+fn basic_body(i: In<'_>) -> Res<'_> {
+    let mut k = 0;
+    while let Some(p) = memchr::memchr3(b'"', b'\\', b'\n', &i[k..]) {
+        let j = k + p;
+        if i[j] == b'\\' && i.get(j + 1).is_some_and(|b| *b != b'\n') {
+            k = j + 2;
+            if k >= i.len() {
+                return Ok((&i[i.len()..], i));
+            }
+            continue;
+        }
+        let end = if i[j] == b'\\' { j + 1 } else { j };
+        return Ok((&i[end..], &i[..end]));
+    }
+    Ok((&i[i.len()..], i))
+}
+
+/// `basic-string = %x22 *basic-char %x22`
+pub(crate) fn basic_string(i: In<'_>) -> Res<'_> {
+    recognize(delimited(tag(&b"\""[..]), basic_body, tag(&b"\""[..]))).parse(i)
+}
+
+/// `literal-string = %x27 *literal-char %x27`
+pub(crate) fn literal_string(i: In<'_>) -> Res<'_> {
+    recognize(delimited(
+        tag(&b"'"[..]),
+        take_while(|b| b != b'\'' && b != b'\n'),
+        tag(&b"'"[..]),
+    ))
+    .parse(i)
+}
+
+/// The end of a multi-line string body: the offset after the closing delimiter (a run of
+/// three to five `quote`s, the extra ones being content), or `None` when it never closes.
+fn ml_close(i: In<'_>, quote: u8, escapes: bool) -> Option<usize> {
+    let mut k = 0;
+    loop {
+        let p = if escapes {
+            memchr::memchr2(quote, b'\\', &i[k..])?
+        } else {
+            memchr::memchr(quote, &i[k..])?
+        };
+        let j = k + p;
+        if i[j] == b'\\' {
+            k = j + 2;
+            if k >= i.len() {
+                return None;
+            }
+            continue;
+        }
+        let run = i[j..].iter().take_while(|b| **b == quote).count();
+        if run >= 3 {
+            return Some(j + run.min(5));
+        }
+        k = j + run;
+    }
+}
+
+/// A multi-line string with its delimiter; `closed` is false when it runs to the end.
+fn ml_string<'a>(
+    i: In<'a>,
+    delim: &'static [u8],
+    escapes: bool,
+) -> IResult<In<'a>, (In<'a>, bool)> {
+    let (body, _) = tag(delim)(i)?;
+    Ok(match ml_close(body, delim[0], escapes) {
+        Some(n) => (&body[n..], (&i[..3 + n], true)),
+        None => (&i[i.len()..], (i, false)),
+    })
+}
+
+/// `ml-basic-string = ml-basic-delim ml-basic-body ml-basic-delim`
+pub(crate) fn ml_basic_string(i: In<'_>) -> IResult<In<'_>, (In<'_>, bool)> {
+    ml_string(i, b"\"\"\"", true)
+}
+
+/// `ml-literal-string = ml-literal-delim ml-literal-body ml-literal-delim`
+pub(crate) fn ml_literal_string(i: In<'_>) -> IResult<In<'_>, (In<'_>, bool)> {
+    ml_string(i, b"'''", false)
+}
+
+/// `string = ml-basic-string / basic-string / ml-literal-string / literal-string`; the flag
+/// is false for a string still open at the end of its line (single-line) or of the input.
+pub(crate) fn string(i: In<'_>) -> IResult<In<'_>, (In<'_>, bool)> {
+    if i.starts_with(b"\"\"\"") {
+        return ml_basic_string(i);
+    }
+    if i.starts_with(b"'''") {
+        return ml_literal_string(i);
+    }
+    match alt((basic_string, literal_string)).parse(i) {
+        Ok((rest, s)) => Ok((rest, (s, true))),
+        Err(e) => {
+            let q = *i.first().ok_or(e)?;
+            if q != b'"' && q != b'\'' {
+                return Err(nom::Err::Error(nom::error::Error::new(
+                    i,
+                    nom::error::ErrorKind::Char,
+                )));
+            }
+            // Unterminated on its line: the string runs to the end of the line.
+            let mut n = memchr::memchr(b'\n', i).unwrap_or(i.len());
+            if n > 1 && i[n - 1] == b'\r' {
+                n -= 1;
+            }
+            Ok((&i[n..], (&i[..n], false)))
+        }
+    }
+}
+
+/// `simple-key = quoted-key / unquoted-key`
+pub(crate) fn simple_key(i: In<'_>) -> Res<'_> {
+    match i.first() {
+        Some(b'"') => basic_string(i),
+        Some(b'\'') => literal_string(i),
+        _ => unquoted_key(i),
+    }
+}
+
+/// `dot-sep = ws "." ws`
+pub(crate) fn dot_sep(i: In<'_>) -> Res<'_> {
+    // Most keys are followed by ` = `: fail fast without the combinators.
+    let n = i.iter().take_while(|b| **b == b' ' || **b == b'\t').count();
+    if i.get(n) != Some(&b'.') {
+        return Err(nom::Err::Error(nom::error::Error::new(
+            i,
+            nom::error::ErrorKind::Tag,
+        )));
+    }
+    recognize((ws, tag(&b"."[..]), ws)).parse(i)
+}
+
+/// `keyval-sep = ws "=" ws`
+pub(crate) fn keyval_sep(i: In<'_>) -> Res<'_> {
+    recognize((ws, tag(&b"="[..]), ws)).parse(i)
+}
+
+/// `bare-value = 1*( ALPHA / DIGIT / "+" / "-" / "_" / "." / ":" ) [ " " time ]`: numbers,
+/// booleans, `inf`, `nan`, dates and times (a date and a time may be separated by a space).
+pub(crate) fn bare_value(i: In<'_>) -> Res<'_> {
+    let word = |i| take_while1(|b: u8| b.is_ascii_alphanumeric() || b"+-_.:".contains(&b))(i);
+    let (rest, v) = word(i)?;
+    let is_date = v.len() == 10
+        && v.iter().enumerate().all(|(k, b)| {
+            if k == 4 || k == 7 {
+                *b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+    if is_date && rest.first() == Some(&b' ') && rest.get(1).is_some_and(u8::is_ascii_digit) {
+        return recognize(pair(word, opt(pair(tag(&b" "[..]), word)))).parse(i);
+    }
+    Ok((rest, v))
+}
+
+/// The decoded name of one key segment (a bare key as is, a quoted key unescaped).
+#[must_use]
+pub(crate) fn key_text(raw: &[u8]) -> String {
+    match raw.first() {
+        Some(b'"') | Some(b'\'') => {
+            let v = super::normalize::decode_string(raw);
+            String::from_utf8_lossy(&v).into_owned()
+        }
+        _ => String::from_utf8_lossy(raw).into_owned(),
+    }
+}
+
+/// A `[table]` or `[[array.of.tables]]` header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Header {
+    /// The whole line, after its line break.
+    pub(crate) line: Span,
+    /// The resolved canonical path: decoded segments joined by [`SEP`], each array of
+    /// tables followed by [`ELEM`] and the line start of its element's `[[...]]` header.
+    pub(crate) path: String,
+    /// True for `[[...]]`.
+    pub(crate) array: bool,
+}
+
+impl Header {
+    /// The first segment of the path (without an element number).
+    pub(crate) fn first(&self) -> &str {
+        first_segment(&self.path)
+    }
+}
+
+/// The first segment of a canonical path.
+pub(crate) fn first_segment(path: &str) -> &str {
+    let end = path.find([SEP, ELEM]).unwrap_or(path.len());
+    &path[..end]
+}
+
+/// A key/value statement at the top level of a table (not inside an inline table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Stmt {
+    /// Start of its first line.
+    pub(crate) line_start: usize,
+    /// The key as written, dots and all.
+    pub(crate) key: Span,
+    /// The key's first segment.
+    pub(crate) first: Span,
+    /// End of its last line (after the line break), a multi-line value included.
+    pub(crate) end: usize,
+    /// Index of the governing header in [`Scan::headers`]; `None` for the root table.
+    pub(crate) header: Option<u32>,
+}
+
+/// Everything the lexer finds.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scan {
+    /// What the engine needs.
+    pub(crate) lexed: Lexed,
+    /// Table headers, in file order.
+    pub(crate) headers: Vec<Header>,
+    /// Key/value statements of tables, in file order.
+    pub(crate) stmts: Vec<Stmt>,
+    /// Lines that start inside a multi-line string (a subset of the inner lines), in order.
+    pub(crate) string_lines: Vec<Span>,
+}
+
+/// An open multi-line container.
+#[derive(Debug)]
+enum Frame {
+    /// `[` of an array value.
+    Array { ctx: u32, open: usize },
+    /// `{` of an inline table whose keys belong to the table `path`.
+    Inline { ctx: u32, open: usize, path: String },
+}
+
+/// What the rest of the current top-level line finishes.
+#[derive(Clone, Copy, Debug)]
+enum Pending {
+    Nothing,
+    Stmt(usize),
+    Header(usize),
+}
+
+struct Lexer<'a> {
+    src: &'a [u8],
+    pos: usize,
+    scan: Scan,
+    inner: Vec<Span>,
+    frames: Vec<Frame>,
+    /// Set after a value or header at the top level: the rest of the line is its tail.
+    tail: Option<Pending>,
+    next_ctx: u32,
+    tables: HashMap<String, u32>,
+    /// Array-of-tables paths and the line start of their latest element's header.
+    aot: HashMap<String, usize>,
+    cur_table: u32,
+    cur_path: String,
+    cur_header: Option<u32>,
+    segs: Vec<Span>,
+}
+
+/// Lexes a whole TOML file.
+#[must_use]
+pub(crate) fn scan(src: &[u8]) -> Scan {
+    let mut tables = HashMap::new();
+    tables.insert(String::new(), 0);
+    let mut scan = Scan::default();
+    // About one key, one statement per 40 bytes in typical files.
+    scan.lexed.keys.reserve(src.len() / 40);
+    scan.stmts.reserve(src.len() / 40);
+    let mut lx = Lexer {
+        src,
+        pos: if src.starts_with(b"\xef\xbb\xbf") {
+            3
+        } else {
+            0
+        },
+        scan,
+        inner: Vec::new(),
+        frames: Vec::new(),
+        tail: None,
+        next_ctx: 1,
+        tables,
+        aot: HashMap::new(),
+        cur_table: 0,
+        cur_path: String::new(),
+        cur_header: None,
+        segs: Vec::new(),
+    };
+    lx.run();
+    lx.finish()
+}
+
+impl<'a> Lexer<'a> {
+    fn rest(&self) -> &'a [u8] {
+        &self.src[self.pos..]
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.src.get(self.pos).copied()
+    }
+
+    fn advance(&mut self, rest: &[u8]) {
+        self.pos = self.src.len() - rest.len();
+    }
+
+    /// Start of the line holding `pos`, after a BOM on the first line.
+    fn line_start(&self, pos: usize) -> usize {
+        let ls = crate::document::line_start(self.src, pos);
+        if ls == 0 && self.src.starts_with(b"\xef\xbb\xbf") && pos >= 3 {
+            3
+        } else {
+            ls
+        }
+    }
+
+    fn skip_ws(&mut self) {
+        if let Ok((r, _)) = ws(self.rest()) {
+            self.advance(r);
+        }
+    }
+
+    fn intern(&mut self, path: &str) -> u32 {
+        if let Some(id) = self.tables.get(path) {
+            return *id;
+        }
+        let id = u32::try_from(self.tables.len()).unwrap_or(u32::MAX);
+        self.tables.insert(path.to_owned(), id);
+        id
+    }
+
+    fn new_ctx(&mut self) -> u32 {
+        let c = self.next_ctx;
+        self.next_ctx = self.next_ctx.saturating_add(1);
+        c
+    }
+
+    /// The container context of a comment: the innermost open container, or 0.
+    fn ctx(&self) -> u32 {
+        match self.frames.last() {
+            Some(Frame::Array { ctx, .. } | Frame::Inline { ctx, .. }) => *ctx,
+            None => 0,
+        }
+    }
+
+    fn run(&mut self) {
+        while self.pos < self.src.len() {
+            if !self.frames.is_empty() {
+                self.frame_step();
+            } else if let Some(p) = self.tail {
+                self.tail_step(p);
+            } else {
+                self.line_step();
+            }
+        }
+        if let Some(p) = self.tail.take() {
+            self.finish_pending(p);
+        }
+    }
+
+    fn finish(mut self) -> Scan {
+        let len = self.src.len();
+        if let Some(f) = self.frames.first() {
+            let (open, what) = match f {
+                Frame::Array { open, .. } => (*open, "array"),
+                Frame::Inline { open, .. } => (*open, "inline table"),
+            };
+            self.set_unclosed(open, what);
+            self.push_inner(open, len);
+        }
+        self.inner.sort_by_key(|s| s.start);
+        let mut merged: Vec<Span> = Vec::with_capacity(self.inner.len());
+        for s in self.inner {
+            if s.is_empty() {
+                continue;
+            }
+            match merged.last_mut() {
+                Some(m) if s.start <= m.end => m.end = m.end.max(s.end),
+                _ => merged.push(s),
+            }
+        }
+        self.scan.lexed.inner_lines = merged;
+        self.scan
+    }
+
+    fn set_unclosed(&mut self, start: usize, what: &'static str) {
+        if self.scan.lexed.unclosed.is_none() {
+            self.scan.lexed.unclosed = Some(Unclosed { start, what });
+        }
+    }
+
+    /// Marks the lines after the one holding `open` up to the one holding `close` (the
+    /// offset of the construct's last byte) as inner.
+    fn push_inner(&mut self, open: usize, close: usize) -> Option<Span> {
+        let from = crate::document::line_end(self.src, open.min(self.src.len()));
+        if from > close {
+            return None;
+        }
+        let to = if close >= self.src.len() {
+            self.src.len()
+        } else {
+            crate::document::line_end(self.src, close)
+        };
+        let s = Span::new(from, to);
+        self.inner.push(s);
+        Some(s)
+    }
+
+    fn comment_here(&mut self) {
+        let Ok((r, text)) = comment(self.rest()) else {
+            self.pos += 1;
+            return;
+        };
+        let start = self.pos;
+        let ls = crate::document::line_start(self.src, start);
+        let before = &self.src[ls..start];
+        let before = if ls == 0 {
+            before.strip_prefix(b"\xef\xbb\xbf").unwrap_or(before)
+        } else {
+            before
+        };
+        let alone = before.iter().all(|b| *b == b' ' || *b == b'\t');
+        self.scan.lexed.comments.push(Comment {
+            text: Span::new(start, start + text.len()),
+            alone,
+            context: self.ctx(),
+        });
+        self.advance(r);
+    }
+
+    /// Consumes one line break (or a stray `\r`) at the current position.
+    fn newline_here(&mut self) -> bool {
+        match newline(self.rest()) {
+            Ok((r, _)) => {
+                self.advance(r);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Skips one token of input that is not TOML, respecting strings.
+    fn junk(&mut self) {
+        match self.peek() {
+            Some(b'"' | b'\'') => {
+                self.string_here();
+            }
+            Some(b) if is_bare(b) => {
+                if let Ok((r, _)) = bare_value(self.rest()) {
+                    self.advance(r);
+                } else {
+                    self.pos += 1;
+                }
+            }
+            _ => self.pos += 1,
+        }
+    }
+
+    /// Lexes a string at the current position, recording inner lines and an unclosed one.
+    fn string_here(&mut self) -> Span {
+        let start = self.pos;
+        match string(self.rest()) {
+            Ok((r, (s, closed))) => {
+                self.advance(r);
+                let end = start + s.len();
+                if s.len() >= 3 && (s.starts_with(b"\"\"\"") || s.starts_with(b"'''")) {
+                    if !closed {
+                        self.set_unclosed(start, "multi-line string");
+                    }
+                    if let Some(lines) = self.push_inner(start, end.saturating_sub(1)) {
+                        self.scan.string_lines.push(lines);
+                    }
+                }
+                Span::new(start, end)
+            }
+            Err(_) => {
+                self.pos += 1;
+                Span::new(start, self.pos)
+            }
+        }
+    }
+
+    /// The tail of a top-level line after a value or header: spaces, a comment, the break.
+    fn tail_step(&mut self, p: Pending) {
+        self.skip_ws();
+        match self.peek() {
+            None => {}
+            Some(b'#') => self.comment_here(),
+            Some(b'\n' | b'\r') if self.newline_here() => {
+                self.tail = None;
+                self.finish_pending(p);
+            }
+            Some(_) => self.junk(),
+        }
+    }
+
+    fn finish_pending(&mut self, p: Pending) {
+        match p {
+            Pending::Nothing => {}
+            Pending::Stmt(i) => {
+                if let Some(s) = self.scan.stmts.get_mut(i) {
+                    s.end = self.pos;
+                }
+            }
+            Pending::Header(i) => {
+                if let Some(h) = self.scan.headers.get_mut(i) {
+                    h.line.end = self.pos;
+                }
+            }
+        }
+    }
+
+    /// One step at the start of (or blank space within) a top-level line.
+    fn line_step(&mut self) {
+        self.skip_ws();
+        match self.peek() {
+            None => {}
+            Some(b'#') => self.comment_here(),
+            Some(b'\n') => self.pos += 1,
+            Some(b'\r') if !self.newline_here() => self.pos += 1,
+            Some(b'\r') => {}
+            Some(b'[') => self.table_header(),
+            Some(_) => self.keyval_stmt(),
+        }
+    }
+
+    /// Parses a dotted key into `self.segs`; the span of the whole key, or `None`.
+    fn key(&mut self) -> Option<Span> {
+        self.segs.clear();
+        let start = self.pos;
+        let mut end;
+        loop {
+            let Ok((r, k)) = simple_key(self.rest()) else {
+                return None;
+            };
+            let s = self.pos;
+            self.segs.push(Span::new(s, s + k.len()));
+            self.advance(r);
+            end = self.pos;
+            match dot_sep(self.rest()) {
+                Ok((r, _)) => self.advance(r),
+                Err(_) => break,
+            }
+        }
+        self.pos = end;
+        Some(Span::new(start, end))
+    }
+
+    /// The canonical path of `base` extended by `segs`.
+    fn extend_path(&self, base: &str, segs: &[Span]) -> String {
+        let mut p = base.to_owned();
+        for s in segs {
+            if !p.is_empty() {
+                p.push(SEP);
+            }
+            p.push_str(&key_text(s.of(self.src)));
+        }
+        p
+    }
+
+    /// `std-table = "[" ws key ws "]"` / `array-table = "[[" ws key ws "]]"`
+    fn table_header(&mut self) {
+        let ls = self.pos;
+        let array = self.rest().starts_with(b"[[");
+        self.pos += if array { 2 } else { 1 };
+        self.skip_ws();
+        let Some(_) = self.key() else {
+            self.tail = Some(Pending::Nothing);
+            return;
+        };
+        self.skip_ws();
+        let close: &[u8] = if array { b"]]" } else { b"]" };
+        if self.rest().starts_with(close) {
+            self.pos += close.len();
+        }
+        let ls = self.line_start(ls);
+        let mut path = String::new();
+        let n = self.segs.len();
+        for (k, s) in self.segs.iter().enumerate() {
+            if k > 0 {
+                path.push(SEP);
+            }
+            path.push_str(&key_text(s.of(self.src)));
+            if !(array && k + 1 == n)
+                && let Some(at) = self.aot.get(&path)
+            {
+                path.push(ELEM);
+                path.push_str(&at.to_string());
+            }
+        }
+        if array {
+            self.aot.insert(path.clone(), ls);
+            path.push(ELEM);
+            path.push_str(&ls.to_string());
+        }
+        self.cur_table = self.intern(&path);
+        self.cur_path.clone_from(&path);
+        let idx = self.scan.headers.len();
+        self.cur_header = u32::try_from(idx).ok();
+        self.scan.headers.push(Header {
+            line: Span::new(ls, self.src.len()),
+            path,
+            array,
+        });
+        self.tail = Some(Pending::Header(idx));
+    }
+
+    /// Records the key in `self.segs` (context: `base` extended by the dotted prefix) and
+    /// returns the path of the key itself (for an inline table value).
+    fn record_key(&mut self, base_id: u32, base: &str, want_path: bool) -> String {
+        let n = self.segs.len();
+        let Some(last) = self.segs.last().copied() else {
+            return String::new();
+        };
+        let context = if n == 1 {
+            base_id
+        } else {
+            let p = self.extend_path(base, &self.segs[..n - 1]);
+            self.intern(&p)
+        };
+        self.scan.lexed.keys.push(Key {
+            name: last,
+            context,
+        });
+        if want_path {
+            self.extend_path(base, &self.segs)
+        } else {
+            String::new()
+        }
+    }
+
+    /// `keyval = key keyval-sep val` at the top level of a table.
+    fn keyval_stmt(&mut self) {
+        let ls = self.line_start(self.pos);
+        let Some(span) = self.key() else {
+            self.junk();
+            self.tail = Some(Pending::Nothing);
+            return;
+        };
+        let first = self.segs.first().copied().unwrap_or(span);
+        let idx = self.scan.stmts.len();
+        self.scan.stmts.push(Stmt {
+            line_start: ls,
+            key: span,
+            first,
+            end: self.src.len(),
+            header: self.cur_header,
+        });
+        self.tail = Some(Pending::Stmt(idx));
+        let sep = keyval_sep(self.rest()).ok().map(|(r, _)| r);
+        let wants_path = sep.is_some_and(|r| r.first() == Some(&b'{'));
+        let base = std::mem::take(&mut self.cur_path);
+        let path = self.record_key(self.cur_table, &base, wants_path);
+        self.cur_path = base;
+        if let Some(r) = sep {
+            self.advance(r);
+            self.value(path);
+        }
+    }
+
+    /// `val = string / array / inline-table / bare-value`; `path` is the table an inline
+    /// table value would be.
+    fn value(&mut self, path: String) {
+        match self.peek() {
+            Some(b'"' | b'\'') => {
+                self.string_here();
+            }
+            Some(b'[') => {
+                let ctx = self.new_ctx();
+                self.frames.push(Frame::Array {
+                    ctx,
+                    open: self.pos,
+                });
+                self.pos += 1;
+            }
+            Some(b'{') => {
+                let ctx = self.new_ctx();
+                let path = if path.is_empty() {
+                    // An inline table inside an array: a table of its own.
+                    format!("{}{ELEM}i{ctx}", self.cur_path)
+                } else {
+                    path
+                };
+                self.frames.push(Frame::Inline {
+                    ctx,
+                    open: self.pos,
+                    path,
+                });
+                self.pos += 1;
+            }
+            Some(b) if is_bare(b) || b == b'+' || b == b'.' => {
+                if let Ok((r, _)) = bare_value(self.rest()) {
+                    self.advance(r);
+                } else {
+                    self.pos += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Closes the innermost container at the current position (its closing bracket).
+    fn close_frame(&mut self) {
+        let close = self.pos;
+        self.pos += 1;
+        if let Some(f) = self.frames.pop() {
+            let open = match f {
+                Frame::Array { open, .. } | Frame::Inline { open, .. } => open,
+            };
+            if memchr::memchr(b'\n', &self.src[open..close]).is_some() {
+                self.push_inner(open, close);
+            }
+        }
+    }
+
+    /// One step inside an array or inline table: blanks, comments, separators, elements.
+    fn frame_step(&mut self) {
+        self.skip_ws();
+        let Some(b) = self.peek() else { return };
+        let inline = matches!(self.frames.last(), Some(Frame::Inline { .. }));
+        match b {
+            b'#' => self.comment_here(),
+            b'\n' => self.pos += 1,
+            b'\r' => {
+                if !self.newline_here() {
+                    self.pos += 1;
+                }
+            }
+            b',' => self.pos += 1,
+            b']' if !inline => self.close_frame(),
+            b'}' if inline => self.close_frame(),
+            _ if inline => self.inline_keyval(),
+            _ => {
+                let at = self.pos;
+                self.value(String::new());
+                if self.pos == at {
+                    // Not a value (`=`, `}` in an array): skip it.
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+
+    /// `keyval` inside an inline table.
+    fn inline_keyval(&mut self) {
+        let Some(Frame::Inline { path, .. }) = self.frames.last() else {
+            return;
+        };
+        let base = path.clone();
+        if self.key().is_none() {
+            self.junk();
+            return;
+        }
+        let base_id = self.intern(&base);
+        let Ok((r, _)) = keyval_sep(self.rest()) else {
+            return;
+        };
+        let path = self.record_key(base_id, &base, r.first() == Some(&b'{'));
+        self.advance(r);
+        let saved = std::mem::replace(&mut self.cur_path, base);
+        self.value(path);
+        self.cur_path = saved;
+    }
+}

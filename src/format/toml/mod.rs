@@ -1,0 +1,92 @@
+//! TOML: managed regions among a table's keys, or among a multi-line array's elements.
+//!
+//! - [`lexer`]: the nom lexer (comments, strings, tables, keys, multi-line values);
+//! - [`normalize`](mod@normalize): the hash's normalized form of a body (frozen);
+//! - [`place`](mod@place): where a new region goes (`--at table:a.b`, the root table's keys,
+//!   the end of the file) and how its body is indented;
+//! - [`validate`](mod@validate): scope safety (`scope-capture`) and the toml_edit check.
+
+mod lexer;
+mod normalize;
+mod place;
+mod validate;
+
+#[cfg(test)]
+mod tests;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use super::{Fitted, KeyPolicy, Placement, Syntax};
+use crate::document::{Document, Region};
+use crate::lex::Lexed;
+use crate::plan::At;
+
+/// The TOML format.
+pub struct Toml;
+
+impl Syntax for Toml {
+    fn name(&self) -> &'static str {
+        "toml"
+    }
+    fn lex(&self, src: &[u8]) -> Lexed {
+        scan(src).lexed.clone()
+    }
+    fn normalize(&self, body: &[u8]) -> Vec<u8> {
+        normalize::normalize(body)
+    }
+    fn key_policy(&self) -> KeyPolicy {
+        KeyPolicy::AnyDuplicate
+    }
+    fn requires_utf8(&self) -> bool {
+        true
+    }
+    fn place(&self, doc: &Document<'_>, at: &At, body: &[u8]) -> Option<Result<Placement, String>> {
+        place::place(doc, &scan(doc.src), at, body)
+    }
+    fn duplicate_keys_block(&self) -> bool {
+        true
+    }
+    fn fit_insert(&self, doc: &Document<'_>, offset: usize, body: &[u8]) -> Fitted {
+        place::fit_insert(doc, offset, body)
+    }
+    fn fit_update(&self, doc: &Document<'_>, region: &Region, body: &[u8]) -> Vec<u8> {
+        place::fit_update(doc, region, body)
+    }
+    fn validate(&self, old: &Document<'_>, new: &[u8]) -> Result<(), String> {
+        validate::validate(self, old, &scan(old.src), new, &scan(new))
+    }
+}
+
+/// How many lexed files are remembered: one edit lexes the old file and the new one
+/// several times (regions, placement, validation).
+const CACHE: usize = 2;
+
+thread_local! {
+    static SCANS: RefCell<Vec<(Vec<u8>, Rc<lexer::Scan>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Lexes `src`, reusing the result of a recent call on the same bytes.
+fn scan(src: &[u8]) -> Rc<lexer::Scan> {
+    let hit = SCANS.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(k, _)| k.as_slice() == src)
+            .map(|(_, s)| Rc::clone(s))
+    });
+    if let Some(s) = hit {
+        return s;
+    }
+    let s = Rc::new(lexer::scan(src));
+    // Small inputs (bodies) are cheap to lex again; only files are worth remembering.
+    if src.len() >= 4096 {
+        SCANS.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.len() >= CACHE {
+                c.remove(0);
+            }
+            c.push((src.to_vec(), Rc::clone(&s)));
+        });
+    }
+    s
+}

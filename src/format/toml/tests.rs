@@ -1,0 +1,729 @@
+//! Unit tests of the TOML format: one or more per production of `grammars/toml.ebnf`
+//! (`production_<name>`), then lexing of whole files, placement, scope safety and
+//! validation through the planner.
+
+use super::Toml;
+use super::lexer::{self, Scan, scan};
+use crate::document::Document;
+use crate::format::Syntax;
+use crate::lex::Span;
+use crate::marker::Identity;
+use crate::plan::{self, At, Desired, Op, Options};
+use crate::problem::ProblemKind;
+
+fn ok<'a>(r: nom::IResult<&'a [u8], &'a [u8]>) -> (&'a str, &'a str) {
+    let (rest, got) = r.expect("parses");
+    (
+        std::str::from_utf8(got).expect("utf-8"),
+        std::str::from_utf8(rest).expect("utf-8"),
+    )
+}
+
+fn comments(src: &str) -> Vec<(String, bool, u32)> {
+    let s = scan(src.as_bytes());
+    s.lexed
+        .comments
+        .iter()
+        .map(|c| {
+            (
+                String::from_utf8_lossy(c.text.of(src.as_bytes())).into_owned(),
+                c.alone,
+                c.context,
+            )
+        })
+        .collect()
+}
+
+fn texts(src: &str) -> Vec<String> {
+    comments(src).into_iter().map(|c| c.0).collect()
+}
+
+fn keys(src: &str) -> Vec<(String, u32)> {
+    let s = scan(src.as_bytes());
+    s.lexed
+        .keys
+        .iter()
+        .map(|k| {
+            (
+                String::from_utf8_lossy(k.name.of(src.as_bytes())).into_owned(),
+                k.context,
+            )
+        })
+        .collect()
+}
+
+/// Line numbers (1-based) reported as inner.
+fn inner_lines(src: &str) -> Vec<usize> {
+    let s = scan(src.as_bytes());
+    let mut out = Vec::new();
+    let mut ls = 0;
+    let mut n = 1;
+    while ls < src.len() {
+        if s.lexed.is_inner(ls) {
+            out.push(n);
+        }
+        ls = crate::document::line_end(src.as_bytes(), ls);
+        n += 1;
+    }
+    out
+}
+
+fn doc_problems(src: &str) -> Vec<ProblemKind> {
+    Document::parse(src.as_bytes(), &Toml)
+        .problems
+        .iter()
+        .map(|p| p.kind)
+        .collect()
+}
+
+// ---------------------------------------------------------------- productions
+
+#[test]
+fn production_toml() {
+    let s = scan(b"a = 1\n[t]\nb = 2\n");
+    assert_eq!(s.stmts.len(), 2);
+    assert_eq!(s.headers.len(), 1);
+    assert!(s.lexed.unclosed.is_none());
+}
+
+#[test]
+fn production_bom() {
+    let src = "\u{feff}# BEGIN A MANAGED x\na = 1\n# END A MANAGED x\n";
+    assert!(comments(src)[0].1, "a comment after the BOM stands alone");
+    assert_eq!(Document::parse(src.as_bytes(), &Toml).regions.len(), 1);
+}
+
+#[test]
+fn production_expression() {
+    let c = comments("a = 1 # after a value\n[t] # after a header\n  # alone\n");
+    assert_eq!(
+        c,
+        vec![
+            ("# after a value".to_owned(), false, 0),
+            ("# after a header".to_owned(), false, 0),
+            ("# alone".to_owned(), true, 0),
+        ]
+    );
+}
+
+#[test]
+fn production_ws() {
+    assert_eq!(ok(lexer::ws(b" \t x")), (" \t ", "x"));
+    assert_eq!(ok(lexer::ws(b"x")), ("", "x"));
+}
+
+#[test]
+fn production_newline() {
+    assert_eq!(ok(lexer::newline(b"\r\nx")), ("\r\n", "x"));
+    assert_eq!(ok(lexer::newline(b"\nx")), ("\n", "x"));
+    assert!(lexer::newline(b"\rx").is_err());
+}
+
+#[test]
+fn production_comment() {
+    assert_eq!(ok(lexer::comment(b"# hi\r\nx")), ("# hi", "\r\nx"));
+    assert_eq!(ok(lexer::comment(b"#")), ("#", ""));
+    assert!(lexer::comment(b"x#").is_err());
+}
+
+#[test]
+fn production_key() {
+    let k = keys("a . \"b.c\" . 'd' = 1\n");
+    assert_eq!(k.len(), 1);
+    assert_eq!(k[0].0, "'d'");
+    assert_ne!(
+        k[0].1, 0,
+        "a dotted key's name belongs to the table its prefix names"
+    );
+}
+
+#[test]
+fn production_simple_key() {
+    assert_eq!(ok(lexer::simple_key(b"\"a#b\" = 1")), ("\"a#b\"", " = 1"));
+    assert_eq!(ok(lexer::simple_key(b"'a#b' = 1")), ("'a#b'", " = 1"));
+    assert_eq!(ok(lexer::simple_key(b"a-b_1 = 1")), ("a-b_1", " = 1"));
+}
+
+#[test]
+fn production_unquoted_key() {
+    assert_eq!(ok(lexer::unquoted_key(b"Ab-_9.x")), ("Ab-_9", ".x"));
+    assert!(lexer::unquoted_key(b".x").is_err());
+}
+
+#[test]
+fn production_dot_sep() {
+    assert_eq!(ok(lexer::dot_sep(b" . b")), (" . ", "b"));
+    assert!(lexer::dot_sep(b" = b").is_err());
+}
+
+#[test]
+fn production_keyval_sep() {
+    assert_eq!(ok(lexer::keyval_sep(b" =\t1")), (" =\t", "1"));
+    assert!(lexer::keyval_sep(b" : 1").is_err());
+}
+
+#[test]
+fn production_keyval() {
+    let s = scan(b"a = \"x # y\" # real\nb = 2\n");
+    assert_eq!(s.stmts.len(), 2);
+    assert_eq!(s.stmts[0].end, 19);
+    assert_eq!(texts("a = \"x # y\" # real\nb = 2\n"), vec!["# real"]);
+}
+
+#[test]
+fn production_table() {
+    let s = scan(b"[a]\n[[b]]\n");
+    assert_eq!(s.headers.len(), 2);
+    assert!(!s.headers[0].array);
+    assert!(s.headers[1].array);
+}
+
+#[test]
+fn production_std_table() {
+    let src = "[ a . \"b#c\" ] # note\nx = 1\n";
+    let s = scan(src.as_bytes());
+    assert_eq!(s.headers[0].path, format!("a{}b#c", lexer::SEP));
+    assert_eq!(s.headers[0].line, Span::new(0, 21));
+    assert_eq!(texts(src), vec!["# note"]);
+    assert_eq!(s.stmts[0].header, Some(0));
+}
+
+#[test]
+fn production_array_table() {
+    // Each element is a table of its own: the same key twice is no duplicate.
+    let src = "[[bin]]\nname = \"a\"\n[bin.x]\nk = 1\n[[bin]]\nname = \"b\"\n[bin.x]\nk = 2\n";
+    let k = keys(src);
+    assert_eq!(k.len(), 4);
+    assert_ne!(k[0].1, k[2].1);
+    assert_ne!(
+        k[1].1, k[3].1,
+        "[bin.x] belongs to the last [[bin]] element"
+    );
+    assert!(!doc_problems(src).contains(&ProblemKind::DuplicateKey));
+}
+
+#[test]
+fn production_val() {
+    let s = scan(b"a = 1\nb = 'x'\nc = [1]\nd = {e = 1}\n");
+    assert_eq!(s.stmts.len(), 4);
+    assert_eq!(keys("a = 1\nb = 'x'\nc = [1]\nd = {e = 1}\n").len(), 5);
+}
+
+#[test]
+fn production_string() {
+    let (rest, (s, closed)) = lexer::string(b"\"\"\"a\"\"\" x").expect("parses");
+    assert_eq!((s, rest, closed), (&b"\"\"\"a\"\"\""[..], &b" x"[..], true));
+    let (rest, (s, closed)) = lexer::string(b"\"open\nnext").expect("recovers");
+    assert_eq!((s, rest, closed), (&b"\"open"[..], &b"\nnext"[..], false));
+}
+
+#[test]
+fn production_basic_string() {
+    assert_eq!(
+        ok(lexer::basic_string(br#""a \" # b" # c"#)),
+        (r#""a \" # b""#, " # c")
+    );
+    assert_eq!(ok(lexer::basic_string(br#""\\" x"#)), (r#""\\""#, " x"));
+}
+
+#[test]
+fn production_basic_char() {
+    assert!(
+        lexer::basic_string(b"\"a\nb\"").is_err(),
+        "a line break ends a basic string"
+    );
+}
+
+#[test]
+fn production_escaped() {
+    assert_eq!(texts("a = \"\\\"# no\" # yes\n"), vec!["# yes"]);
+}
+
+#[test]
+fn production_literal_string() {
+    assert_eq!(
+        ok(lexer::literal_string(br"'C:\x # y' z")),
+        (r"'C:\x # y'", " z")
+    );
+    assert!(lexer::literal_string(b"'a\nb'").is_err());
+}
+
+#[test]
+fn production_ml_basic_string() {
+    let src = "a = \"\"\"\n# BEGIN A MANAGED x\n[not.a.table]\n# END A MANAGED x\n\"\"\"\nb = 1\n";
+    assert!(texts(src).is_empty());
+    assert_eq!(inner_lines(src), vec![2, 3, 4, 5]);
+    let s = scan(src.as_bytes());
+    assert!(s.headers.is_empty());
+    assert_eq!(s.stmts.len(), 2);
+}
+
+#[test]
+fn production_ml_basic_string_escaped_quotes() {
+    let src = "a = \"\"\"x \\\"\"\" # still in\n\"\"\" # out\n";
+    assert_eq!(texts(src), vec!["# out"]);
+}
+
+#[test]
+fn production_ml_basic_body() {
+    let src = "a = \"\"\"line \\\n  # still in\n  \"\"\"\n# out\n";
+    assert_eq!(texts(src), vec!["# out"]);
+}
+
+#[test]
+fn production_escaped_any() {
+    let (_, (s, closed)) = lexer::ml_basic_string(b"\"\"\"\\\\\"\"\" x").expect("parses");
+    assert!(closed);
+    assert_eq!(s, b"\"\"\"\\\\\"\"\"");
+}
+
+#[test]
+fn production_quote_run() {
+    assert_eq!(
+        texts("a = \"\"\"one \"\" two \" # in\"\"\" # out\n"),
+        vec!["# out"]
+    );
+}
+
+#[test]
+fn production_ml_basic_close() {
+    let (rest, (s, _)) = lexer::ml_basic_string(b"\"\"\"a\"\"\"\"\" x").expect("parses");
+    assert_eq!((s, rest), (&b"\"\"\"a\"\"\"\"\""[..], &b" x"[..]));
+}
+
+#[test]
+fn production_ml_literal_string() {
+    let src = "re = '''\n# BEGIN A MANAGED x\n[not_a_table]\n# END A MANAGED x\n'''\n";
+    assert!(texts(src).is_empty());
+    assert_eq!(inner_lines(src), vec![2, 3, 4, 5]);
+    assert!(scan(src.as_bytes()).headers.is_empty());
+}
+
+#[test]
+fn production_ml_literal_body() {
+    assert_eq!(texts("a = '''x '' \\''' # out\n"), vec!["# out"]);
+}
+
+#[test]
+fn production_ml_literal_close() {
+    let (rest, (s, _)) = lexer::ml_literal_string(b"'''a'''' x").expect("parses");
+    assert_eq!((s, rest), (&b"'''a''''"[..], &b" x"[..]));
+}
+
+#[test]
+fn production_array() {
+    let src = "a = [\n  1, # one\n  # alone\n  \"# no\",\n]\nb = 2\n";
+    let c = comments(src);
+    assert_eq!(c.len(), 2);
+    assert!(!c[0].1);
+    assert!(c[1].1);
+    assert_ne!(c[1].2, 0, "a comment in an array has the array's context");
+    assert_eq!(inner_lines(src), vec![2, 3, 4, 5]);
+}
+
+#[test]
+fn production_inline_table() {
+    let src = "m = { a = 1, b = \"# END A MANAGED x\", c.d = 2 }\n";
+    assert!(texts(src).is_empty());
+    let k = keys(src);
+    assert_eq!(k.len(), 4);
+    assert_eq!(k[1].1, k[2].1, "a and b are in the same inline table");
+    assert_ne!(k[0].1, k[1].1);
+    assert!(inner_lines(src).is_empty());
+}
+
+#[test]
+fn production_ws_comment_newline() {
+    let src = "a = {\n  x = 1, # c\n  y = 2,\n}\n";
+    assert_eq!(inner_lines(src), vec![2, 3, 4]);
+    assert_eq!(texts(src), vec!["# c"]);
+}
+
+#[test]
+fn production_bare_value() {
+    assert_eq!(
+        ok(lexer::bare_value(b"1979-05-27 07:32:00Z # c")),
+        ("1979-05-27 07:32:00Z", " # c")
+    );
+    assert_eq!(ok(lexer::bare_value(b"+1_000.5e3,")), ("+1_000.5e3", ","));
+    assert_eq!(ok(lexer::bare_value(b"true #")), ("true", " #"));
+}
+
+#[test]
+fn production_bare_char() {
+    assert!(lexer::bare_value(b"#x").is_err());
+    assert_eq!(ok(lexer::bare_value(b"07:32:00.5]")), ("07:32:00.5", "]"));
+}
+
+// ---------------------------------------------------------------- whole files
+
+#[test]
+fn marker_looking_text_in_every_string_kind_is_no_marker() {
+    let src = concat!(
+        "a = \"# BEGIN A MANAGED x\"\n",
+        "b = '# BEGIN A MANAGED x'\n",
+        "c = \"\"\"\n# BEGIN A MANAGED x\n\"\"\"\n",
+        "d = '''\n# END A MANAGED x\n'''\n",
+        "\"# BEGIN A MANAGED y\" = 1\n",
+        "m = { k = \"# END A MANAGED x\" }\n",
+    );
+    assert!(texts(src).is_empty());
+    let d = Document::parse(src.as_bytes(), &Toml);
+    assert!(d.regions.is_empty());
+    assert!(d.problems.is_empty(), "{:?}", d.problems);
+}
+
+#[test]
+fn crlf_lines() {
+    let src = "a = 1\r\n# BEGIN A MANAGED x\r\nb = 2\r\n# END A MANAGED x\r\n[t]\r\nc = \"\"\"\r\n# no\r\n\"\"\"\r\n";
+    let c = comments(src);
+    assert_eq!(c.len(), 2);
+    assert_eq!(c[0].0, "# BEGIN A MANAGED x", "the comment excludes the CR");
+    let d = Document::parse(src.as_bytes(), &Toml);
+    assert_eq!(d.regions.len(), 1);
+    assert_eq!(inner_lines(src), vec![7, 8]);
+}
+
+#[test]
+fn no_final_newline() {
+    let s = scan(b"a = 1\n[t]\nb = 2");
+    assert_eq!(s.stmts[1].end, 15);
+    assert_eq!(s.headers[0].line, Span::new(6, 10));
+    assert_eq!(texts("a = 1 # c"), vec!["# c"]);
+}
+
+#[test]
+fn comments_between_tables() {
+    let src = "[a]\nx = 1\n# about b\n\n# BEGIN A MANAGED r\ny = 2\n# END A MANAGED r\n[b]\n";
+    let d = Document::parse(src.as_bytes(), &Toml);
+    assert_eq!(d.regions.len(), 1);
+    assert!(d.problems.is_empty());
+}
+
+#[test]
+fn dotted_keys_collide_with_tables() {
+    // `a.b` at the root and `b` in [a] are one key of one table.
+    assert!(doc_problems("a.b = 1\n[a]\nb = 2\n").contains(&ProblemKind::DuplicateKey));
+    assert!(doc_problems("[x]\na.b = 1\n[x.a]\nb = 2\n").contains(&ProblemKind::DuplicateKey));
+    assert!(doc_problems("a.b = 1\na.b = 2\n").contains(&ProblemKind::DuplicateKey));
+    assert!(!doc_problems("a.b = 1\nb = 2\n").contains(&ProblemKind::DuplicateKey));
+}
+
+#[test]
+fn duplicate_keys_in_tables() {
+    assert!(doc_problems("[t]\na = 1\na = 2\n").contains(&ProblemKind::DuplicateKey));
+    assert!(!doc_problems("[t]\na = 1\n[u]\na = 2\n").contains(&ProblemKind::DuplicateKey));
+    assert!(doc_problems("m = { a = 1, a = 2 }\n").contains(&ProblemKind::DuplicateKey));
+}
+
+#[test]
+fn markers_inside_one_array_pair() {
+    let src = "deps = [\n  \"a\",\n  # BEGIN A MANAGED x\n  \"b\",\n  # END A MANAGED x\n]\n";
+    let d = Document::parse(src.as_bytes(), &Toml);
+    assert_eq!(d.regions.len(), 1);
+    assert!(d.problems.is_empty(), "{:?}", d.problems);
+}
+
+#[test]
+fn markers_across_structure_are_refused() {
+    let src = "deps = [\n  \"a\",\n  # BEGIN A MANAGED x\n  \"b\",\n]\n# END A MANAGED x\n";
+    assert!(doc_problems(src).contains(&ProblemKind::MarkerCrossesStructure));
+    let two = "a = [\n# BEGIN A MANAGED x\n1,\n]\nb = [\n# END A MANAGED x\n2,\n]\n";
+    assert!(doc_problems(two).contains(&ProblemKind::MarkerCrossesStructure));
+}
+
+#[test]
+fn unclosed_constructs() {
+    for (src, what) in [
+        ("a = \"\"\"\nx\n", "multi-line string"),
+        ("a = '''x", "multi-line string"),
+        ("a = [\n1,\n", "array"),
+        ("a = {\nb = 1\n", "inline table"),
+    ] {
+        let u = scan(src.as_bytes()).lexed.unclosed.expect(src);
+        assert_eq!(u.what, what);
+        assert_eq!(u.start, 4);
+    }
+    assert!(scan(b"a = \"open\nb = 1\n").lexed.unclosed.is_none());
+}
+
+#[test]
+fn garbage_never_panics_and_spans_stay_in_bounds() {
+    let inputs: [&[u8]; 16] = [
+        b"a = [ = ]",
+        b"a = [ } ]\nb = 1",
+        b"a = { ] }",
+        b"a = [{=}]",
+        b"[",
+        b"[[",
+        b"[[a",
+        b"= = =",
+        b"\"",
+        b"'''",
+        b"a = [[[[[[{{{{",
+        b"]]]}}}",
+        b"a.\n",
+        b"\xef\xbb\xbf",
+        b"a = 1979-05-27 ",
+        b"x = \"\\",
+    ];
+    for src in inputs {
+        let s: Scan = scan(src);
+        for c in &s.lexed.comments {
+            assert!(c.text.end <= src.len());
+        }
+        for sp in &s.lexed.inner_lines {
+            assert!(sp.start <= sp.end && sp.end <= src.len());
+        }
+        let _ = super::normalize::normalize(src);
+    }
+}
+
+// ---------------------------------------------------------------- planning
+
+fn opts(at: At) -> Options {
+    Options {
+        at,
+        hash: true,
+        ..Options::default()
+    }
+}
+
+fn set(src: &str, name: &str, body: &str, at: At) -> Result<String, String> {
+    let doc = Document::parse(src.as_bytes(), &Toml);
+    let op = Op::Set(Desired {
+        id: Identity::new("ACME", name),
+        body: body.as_bytes().to_vec(),
+    });
+    plan::plan(&doc, &Toml, &[op], &opts(at))
+        .map(|p| String::from_utf8(p.new).expect("utf-8"))
+        .map_err(|e| e.to_string())
+}
+
+fn remove(src: &str, name: &str) -> Result<String, String> {
+    let doc = Document::parse(src.as_bytes(), &Toml);
+    let op = Op::Remove(Identity::new("ACME", name));
+    plan::plan(&doc, &Toml, &[op], &opts(At::Default))
+        .map(|p| String::from_utf8(p.new).expect("utf-8"))
+        .map_err(|e| e.to_string())
+}
+
+/// The file without its marker lines (for comparing placements).
+fn unmarked(s: &str) -> String {
+    s.lines()
+        .filter(|l| !l.contains(" MANAGED "))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+#[test]
+fn default_bare_keys_stay_in_the_root_table() {
+    let src = "# top\ntitle = \"x\"\n\n[server]\nport = 1\n";
+    let out = set(src, "k", "k = 1\n", At::Default).expect("set");
+    assert_eq!(
+        unmarked(&out),
+        "# top\ntitle = \"x\"\nk = 1\n\n[server]\nport = 1\n"
+    );
+    assert_eq!(remove(&out, "k").expect("remove"), src);
+}
+
+#[test]
+fn default_bare_keys_without_root_keys_go_before_the_first_table_and_its_comments() {
+    let src = "# file\n\n# server settings\n[server]\nport = 1\n";
+    let out = set(src, "k", "k = 1\n", At::Default).expect("set");
+    assert_eq!(
+        unmarked(&out),
+        "# file\n\nk = 1\n# server settings\n[server]\nport = 1\n"
+    );
+}
+
+#[test]
+fn default_table_body_goes_to_the_end() {
+    let src = "a = 1\n[t]\nb = 2\n";
+    let out = set(src, "x", "[tool.x]\nk = 1\n", At::Default).expect("set");
+    assert!(out.starts_with(src));
+    assert!(out.ends_with("[tool.x]\nk = 1\n# END ACME MANAGED x\n"));
+}
+
+#[test]
+fn at_table_goes_after_the_tables_own_keys() {
+    let src = "[a]\nx = 1\n# about a.b\n[a.b]\ny = 2\n";
+    let out = set(src, "k", "z = 3", At::Table("a".into())).expect("set");
+    assert_eq!(
+        unmarked(&out),
+        "[a]\nx = 1\nz = 3\n# about a.b\n[a.b]\ny = 2\n"
+    );
+    let out = set(src, "k", "z = 3", At::Table("a.b".into())).expect("set");
+    assert_eq!(
+        unmarked(&out),
+        "[a]\nx = 1\n# about a.b\n[a.b]\ny = 2\nz = 3\n"
+    );
+}
+
+#[test]
+fn at_table_keeps_the_tables_indentation() {
+    let src = "[a]\n  x = 1\n[b]\n";
+    let out = set(src, "k", "z = 3\n", At::Table("a".into())).expect("set");
+    assert_eq!(
+        out,
+        format!(
+            "[a]\n  x = 1\n  # BEGIN ACME MANAGED k hash={}\n  z = 3\n  # END ACME MANAGED k\n[b]\n",
+            crate::hash::of_normalized(b"z=3\n")
+        )
+    );
+}
+
+#[test]
+fn at_table_creates_a_missing_table_inside_the_region() {
+    let src = "a = 1\r\n[t]\r\nb = 2\r\n";
+    let out = set(src, "k", "z = 3\n", At::Table("tool.\"x y\"".into())).expect("set");
+    assert!(
+        out.contains("\r\n[tool.\"x y\"]\r\nz = 3\r\n# END"),
+        "{out}"
+    );
+    assert_eq!(remove(&out, "k").expect("remove"), src);
+}
+
+#[test]
+fn at_table_in_an_array_of_tables_uses_the_last_element() {
+    let src = "[[bin]]\nname = \"a\"\n[[bin]]\nname = \"b\"\n[x]\n";
+    let out = set(src, "k", "path = \"p\"\n", At::Table("bin".into())).expect("set");
+    assert_eq!(
+        unmarked(&out),
+        "[[bin]]\nname = \"a\"\n[[bin]]\nname = \"b\"\npath = \"p\"\n[x]\n"
+    );
+}
+
+#[test]
+fn at_table_rejects_a_bad_path() {
+    let e = set("a = 1\n", "k", "z = 1", At::Table("a..b".into())).expect_err("refused");
+    assert!(e.contains("not a TOML key"), "{e}");
+}
+
+#[test]
+fn scope_capture_trap_is_refused() {
+    // The trap: a table inserted before the user's keys would capture them.
+    let src = "name = \"app\"\nversion = \"1\"\n";
+    let re = regex::bytes::Regex::new("^# top").expect("regex");
+    let e = set(
+        &format!("# top\n{src}"),
+        "x",
+        "[tool.x]\nk = 1\n",
+        At::After(re),
+    )
+    .expect_err("refused");
+    assert!(e.contains("scope-capture"), "{e}");
+    assert!(e.contains("`name` on line"), "{e}");
+    let e = set(src, "x", "[tool.x]\nk = 1\n", At::Start).expect_err("refused");
+    assert!(e.contains("scope-capture"), "{e}");
+    // At the end of the file nothing follows: fine.
+    assert!(set(src, "x", "[tool.x]\nk = 1\n", At::End).is_ok());
+}
+
+#[test]
+fn scope_capture_between_tables_is_refused_but_before_a_header_is_fine() {
+    let src = "[a]\nx = 1\ny = 2\n[b]\nz = 3\n";
+    let after_x = regex::bytes::Regex::new("^x = ").expect("regex");
+    let e = set(src, "t", "[t]\nk = 1\n", At::After(after_x)).expect_err("refused");
+    assert!(e.contains("scope-capture") && e.contains("`y`"), "{e}");
+    let before_b = regex::bytes::Regex::new(r"^\[b\]").expect("regex");
+    assert!(set(src, "t", "[t]\nk = 1\n", At::Before(before_b)).is_ok());
+}
+
+#[test]
+fn removing_a_table_region_must_not_move_keys_appended_after_it() {
+    // `cargo add`-like tools append keys after a managed table: removing the region would
+    // move them into the table above.
+    let src = "[a]\nx = 1\n";
+    let out = set(src, "t", "[t]\nk = 1\n", At::End).expect("set");
+    let appended = format!("{out}user = 2\n");
+    let e = remove(&appended, "t").expect_err("refused");
+    assert!(e.contains("scope-capture") && e.contains("`user`"), "{e}");
+}
+
+#[test]
+fn inserting_an_array_of_tables_element_before_a_users_subtable_is_refused() {
+    let src = "[[a]]\nn = 1\n[a.sub]\nk = 1\n";
+    let re = regex::bytes::Regex::new("^n = 1").expect("regex");
+    let e = set(src, "t", "[[a]]\nn = 2\n", At::After(re)).expect_err("refused");
+    assert!(e.contains("scope-capture"), "{e}");
+}
+
+#[test]
+fn duplicate_key_with_the_users_table_is_refused() {
+    let e = set("[t]\na = 1\n", "k", "a = 2\n", At::Table("t".into())).expect_err("refused");
+    assert!(e.contains("duplicate-key"), "{e}");
+}
+
+#[test]
+fn invalid_toml_is_refused() {
+    let e = set("a = 1\n", "k", "b = \n", At::Default).expect_err("refused");
+    assert!(e.contains("not valid TOML at line"), "{e}");
+}
+
+#[test]
+fn region_in_an_array_updates_with_its_own_commas() {
+    let src = "deps = [\n  \"a\",\n  # BEGIN ACME MANAGED x\n  \"b\",\n  # END ACME MANAGED x\n  \"z\",\n]\n";
+    let out = set(src, "x", "\"b\",\n\"c\",\n", At::Default).expect("update");
+    assert!(out.contains("  \"b\",\n  \"c\",\n  # END"), "{out}");
+    let e = set(src, "x", "\"b\",\n\"c\"\n", At::Default).expect_err("no comma before \"z\"");
+    assert!(e.contains("not valid TOML"), "{e}");
+}
+
+#[test]
+fn update_keeps_everything_else_and_is_idempotent() {
+    let src = "a = 1\n[t]\nb = 2\n";
+    let once = set(src, "x", "[x]\nk = 1\n", At::Default).expect("set");
+    assert_eq!(
+        set(&once, "x", "[x]\nk = 1\n", At::Default).expect("again"),
+        once
+    );
+    let twice = set(&once, "x", "[x]\nk = 2\n", At::Default).expect("update");
+    assert!(twice.starts_with(src));
+    assert_eq!(remove(&twice, "x").expect("remove"), src);
+}
+
+#[test]
+fn reformatting_a_region_is_not_drift() {
+    let src = "a = 1\n";
+    let out = set(src, "x", "[x]\nk = \"v\"\n", At::Default).expect("set");
+    let edited = out
+        .replace("k = \"v\"", "  'k'   =   'v'   # why")
+        .replace('\n', "\r\n");
+    let d = Document::parse(edited.as_bytes(), &Toml);
+    assert_eq!(d.regions[0].state, crate::document::State::Pristine);
+    let changed = out.replace("\"v\"", "\"w\"");
+    let d = Document::parse(changed.as_bytes(), &Toml);
+    assert_eq!(d.regions[0].state, crate::document::State::Drifted);
+}
+
+#[test]
+fn bom_is_kept() {
+    let src = "\u{feff}a = 1\n[t]\nb = 2\n";
+    let out = set(src, "x", "k = 1\n", At::Default).expect("set");
+    assert!(out.starts_with("\u{feff}a = 1\n# BEGIN"), "{out}");
+    assert_eq!(remove(&out, "x").expect("remove"), src);
+    let out = set(src, "y", "[y]\nk = 1\n", At::Default).expect("set");
+    assert!(out.starts_with(src), "{out}");
+    assert_eq!(remove(&out, "y").expect("remove"), src);
+}
+
+#[test]
+fn a_file_ending_inside_a_string_cannot_take_a_region() {
+    let e = set("a = \"\"\"\nopen\n", "x", "k = 1\n", At::Default).expect_err("refused");
+    assert!(e.contains("multi-line string"), "{e}");
+}
+
+#[test]
+fn reindent_leaves_multiline_strings_alone() {
+    let body = b"  a = \"\"\"\n    keep\n  \"\"\"\n  b = 1\n";
+    let out = super::place::reindent(body, b"\t");
+    assert_eq!(out, b"\ta = \"\"\"\n    keep\n  \"\"\"\n\tb = 1\n");
+}
+
+#[test]
+fn toml_syntax_basics() {
+    assert_eq!(Toml.name(), "toml");
+    assert!(Toml.requires_utf8());
+    assert!(Toml.duplicate_keys_block());
+}
