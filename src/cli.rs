@@ -476,7 +476,16 @@ pub(crate) fn template_ops(
         Some(o) => [o.to_owned()].into(),
         None => regions.iter().map(|d| d.id.owner.clone()).collect(),
     };
-    Ok(vec![Op::Sync { regions, owners }])
+    let places = doc
+        .regions
+        .iter()
+        .filter_map(|r| f.syntax().template_at(&doc, r).map(|at| (r.id.clone(), at)))
+        .collect();
+    Ok(vec![Op::Sync {
+        regions,
+        owners,
+        places,
+    }])
 }
 
 fn entry(path: &Path, format: Option<Format>) -> FileReport {
@@ -758,7 +767,7 @@ pub(crate) fn edit(
             return (e, OK);
         }
         if !changed {
-            if !out.json {
+            if !out.json && planned.warnings.is_empty() {
                 out.note(&format!("{}: unchanged", path.display()));
             }
             return (e, OK);

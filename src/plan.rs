@@ -92,6 +92,9 @@ pub enum Op {
         regions: Vec<Desired>,
         /// The owners reconciled (pruning touches only their regions).
         owners: BTreeSet<String>,
+        /// Where a region goes when the target lacks it and its template neighbours: the
+        /// container it has in the template (TOML table, JSONC pointer).
+        places: Vec<(Identity, At)>,
     },
     /// Fix damaged markers where the fix is certain (see [`crate::repair`]).
     Repair {
@@ -347,7 +350,11 @@ pub fn plan(
                 p.set(d, &at)?;
             }
             Op::Remove(id) => p.remove(id, Action::Removed),
-            Op::Sync { regions, owners } => p.sync(regions, owners)?,
+            Op::Sync {
+                regions,
+                owners,
+                places,
+            } => p.sync(regions, owners, places)?,
             Op::Repair { .. } => {
                 return Err(PlanError::Place(
                     "repair cannot be combined with other operations".to_owned(),
@@ -790,7 +797,12 @@ impl Planner<'_, '_> {
         self.outcome(id, action, lines);
     }
 
-    fn sync(&mut self, regions: &[Desired], owners: &BTreeSet<String>) -> Result<(), PlanError> {
+    fn sync(
+        &mut self,
+        regions: &[Desired],
+        owners: &BTreeSet<String>,
+        places: &[(Identity, At)],
+    ) -> Result<(), PlanError> {
         for d in regions {
             self.check_body(d)?;
         }
@@ -818,7 +830,13 @@ impl Planner<'_, '_> {
                     offset: b,
                     wrap: None,
                 },
-                (None, None) => self.place(&self.opts.at.clone(), &self.render_body(&d.body))?,
+                (None, None) => {
+                    let at = places
+                        .iter()
+                        .find(|(id, _)| id == &d.id)
+                        .map_or_else(|| self.opts.at.clone(), |(_, at)| at.clone());
+                    self.place(&at, &self.render_body(&d.body))?
+                }
             };
             self.set(d, &at)?;
         }

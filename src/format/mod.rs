@@ -80,6 +80,13 @@ pub trait Syntax: Sync {
         None
     }
 
+    /// Where, in a target, a region of `template` belongs when the target lacks it and none
+    /// of its template neighbours are there: the same container (a TOML table, a JSONC
+    /// pointer). `None`: the command's `--at`.
+    fn template_at(&self, _template: &Document<'_>, _region: &Region) -> Option<At> {
+        None
+    }
+
     /// True when a key assigned twice in one context blocks an edit that creates it (TOML
     /// tables, JSONC objects: the file would not parse, or readers would disagree), unless
     /// `--force`.

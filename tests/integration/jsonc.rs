@@ -649,3 +649,45 @@ proptest! {
         let _ = syntax.validate(&doc, src.as_bytes());
     }
 }
+
+#[test]
+fn sync_places_a_missing_region_in_its_template_container() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(
+        dir.path().join("settings.jsonc"),
+        "{\n  \"editor.fontSize\": 14,\n  \"hooks\": {\n    \"Start\": [\n      { \"command\": \"mine.sh\" }\n    ]\n  }\n}\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("template.jsonc"),
+        "{\n  \"hooks\": {\n    \"Start\": [\n      // BEGIN ZYLOS MANAGED start\n      { \"command\": \"zylos.sh\" },\n      // END ZYLOS MANAGED start\n    ]\n  }\n}\n",
+    )
+    .expect("write");
+    let o = crate::util::run(
+        dir.path(),
+        &["sync", "settings.jsonc", "--template", "template.jsonc"],
+    );
+    assert_eq!(crate::util::code(&o), 0, "{}", crate::util::stderr(&o));
+    let got = std::fs::read_to_string(dir.path().join("settings.jsonc")).expect("read");
+    let start = got.find("\"Start\"").expect("array");
+    let region = got.find("// BEGIN ZYLOS MANAGED start").expect("inserted");
+    let mine = got.find("mine.sh").expect("user hook");
+    assert!(start < region && region < mine, "{got}");
+    // Idempotent.
+    let again = crate::util::run(
+        dir.path(),
+        &[
+            "sync",
+            "settings.jsonc",
+            "--template",
+            "template.jsonc",
+            "--check",
+        ],
+    );
+    assert_eq!(
+        crate::util::code(&again),
+        0,
+        "{}",
+        crate::util::stderr(&again)
+    );
+}

@@ -259,7 +259,7 @@ fn op(format: Format) -> impl Strategy<Value = Op> {
                 for i in extra {
                     owners.insert(["ZYLOS", "ACME", "ANSIBLE"][i].to_owned());
                 }
-                Op::Sync { regions, owners }
+                Op::Sync { regions, owners, places: Vec::new() }
             }),
     ]
 }
@@ -414,7 +414,9 @@ fn check_converged(new: &[u8], format: Format, op: &Op) -> Result<(), TestCaseEr
     match op {
         Op::Set(d) => body_is(d)?,
         Op::Remove(id) => prop_assert!(doc.region(id).is_none(), "region {id} still there"),
-        Op::Sync { regions, owners } => {
+        Op::Sync {
+            regions, owners, ..
+        } => {
             for d in regions {
                 body_is(d)?;
             }
@@ -679,6 +681,7 @@ fn sync_adds_one_line_break_for_several_regions_at_an_unterminated_end() {
             },
         ],
         owners: ["ZYLOS".to_owned()].into(),
+        places: Vec::new(),
     };
     let p = plan_or_panic(src, &[sync], &options(At::Default, true));
     assert_eq!(

@@ -513,3 +513,30 @@ fn generated_results_parse_with_tomllib() {
         }
     }
 }
+
+#[test]
+fn sync_places_a_missing_key_region_in_its_template_table() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(
+        dir.path().join("config.toml"),
+        "title = \"mine\"\n\n[tool.zylos]\nuser_key = 1\n\n[other]\nx = 2\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("template.toml"),
+        "[tool.zylos]\n# BEGIN ZYLOS MANAGED defaults\nlevel = \"info\"\n# END ZYLOS MANAGED defaults\n",
+    )
+    .expect("write");
+    let o = crate::util::run(
+        dir.path(),
+        &["sync", "config.toml", "--template", "template.toml"],
+    );
+    assert_eq!(crate::util::code(&o), 0, "{}", crate::util::stderr(&o));
+    let got = std::fs::read_to_string(dir.path().join("config.toml")).expect("read");
+    let region = got
+        .find("# BEGIN ZYLOS MANAGED defaults")
+        .expect("inserted");
+    let table = got.find("[tool.zylos]").expect("table");
+    let other = got.find("[other]").expect("other");
+    assert!(table < region && region < other, "{got}");
+}

@@ -23,6 +23,10 @@ use scan::{Members, Want};
 pub struct Jsonc;
 
 impl Syntax for Jsonc {
+    fn template_at(&self, template: &Document<'_>, region: &Region) -> Option<At> {
+        let p = region_pointer(template, region);
+        Some(At::Pointer(if p.is_empty() { "/".to_owned() } else { p }))
+    }
     fn name(&self) -> &'static str {
         "jsonc"
     }

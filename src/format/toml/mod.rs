@@ -47,6 +47,32 @@ impl Syntax for Toml {
     fn duplicate_keys_block(&self) -> bool {
         true
     }
+    fn template_at(&self, template: &Document<'_>, region: &Region) -> Option<At> {
+        let s = scan(template.src);
+        let body = region.body.of(template.src);
+        if s.headers
+            .iter()
+            .any(|h| region.body.start <= h.line.start && h.line.start < region.body.end)
+            || body.is_empty()
+        {
+            return None;
+        }
+        let header = s
+            .headers
+            .iter()
+            .rev()
+            .find(|h| h.line.start < region.begin.line.start)?;
+        let text = String::from_utf8_lossy(header.line.of(template.src)).into_owned();
+        let name = text
+            .split('#')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .trim();
+        (!name.is_empty()).then(|| At::Table(name.to_owned()))
+    }
     fn fit_insert(&self, doc: &Document<'_>, offset: usize, body: &[u8]) -> Fitted {
         place::fit_insert(doc, offset, body)
     }
