@@ -274,11 +274,7 @@ impl<'a> Document<'a> {
                 context: c.context,
             });
         }
-        if syntax.opener() == "#" && memchr::memmem::find(src, b"ANAGED").is_some()
-            || memchr::memmem::find(src, b"anaged").is_some()
-        {
-            wrong_openers(src, syntax, &lexed, &mut problems);
-        }
+        wrong_openers(src, syntax, &lexed, &mut problems);
         let marker_lines = markers.iter().map(|m| m.line).collect();
         let regions = pair(src, syntax, markers, &mut problems);
         let mut doc = Self {
@@ -316,50 +312,54 @@ impl<'a> Document<'a> {
     }
 
     fn duplicate_keys(&mut self, policy: KeyPolicy) {
-        use std::collections::HashMap;
-        // (name, context) -> (first line, index of the region holding it)
-        type Seen<'k> = HashMap<(&'k [u8], u32), (usize, Option<usize>)>;
-        let mut seen: Seen<'_> = HashMap::new();
-        let mut lines = LineCounter::new(self.src);
+        // (name, context) -> (offset of the first assignment, index of the region holding it)
+        type Seen<'k> = rustc_hash::FxHashMap<(&'k [u8], u32), (usize, Option<usize>)>;
+        let mut seen: Seen<'_> = rustc_hash::FxHashMap::default();
         let mut found = Vec::new();
+        // Keys and regions are both in file order: one sweep finds each key's region.
+        let mut ri = 0;
         for k in &self.lexed.keys {
-            let name = k.name.of(self.src);
-            let line = lines.line_of(k.name.start);
+            let at = k.name.start;
+            while ri < self.regions.len() && self.regions[ri].body.end <= at {
+                ri += 1;
+            }
             let region = self
                 .regions
-                .iter()
-                .position(|r| r.body.start <= k.name.start && k.name.start < r.body.end);
-            match seen.get(&(name, k.context)) {
-                Some(&(first_line, first_region)) => {
-                    let report = match policy {
-                        KeyPolicy::AnyDuplicate => true,
-                        KeyPolicy::AcrossOwners => match (first_region, region) {
-                            (Some(a), Some(b)) => {
-                                self.regions[a].id.owner != self.regions[b].id.owner
-                            }
-                            _ => false,
-                        },
-                    };
-                    if report {
-                        let col = k.name.start - line_start(self.src, k.name.start) + 1;
-                        found.push(Problem::new(
-                            ProblemKind::DuplicateKey,
-                            line,
-                            col,
-                            format!(
-                                "`{}` is also assigned on line {first_line}; readers disagree on \
-                                 which value wins: keep one of them",
-                                String::from_utf8_lossy(name)
-                            ),
-                        ));
-                    }
-                }
-                None => {
-                    seen.insert((name, k.context), (line, region));
-                }
+                .get(ri)
+                .filter(|r| r.body.start <= at)
+                .map(|_| ri);
+            let name = k.name.of(self.src);
+            let Some(&(first, first_region)) = seen.get(&(name, k.context)) else {
+                seen.insert((name, k.context), (at, region));
+                continue;
+            };
+            let report = match policy {
+                KeyPolicy::AnyDuplicate => true,
+                KeyPolicy::AcrossOwners => match (first_region, region) {
+                    (Some(a), Some(b)) => self.regions[a].id.owner != self.regions[b].id.owner,
+                    _ => false,
+                },
+            };
+            if report {
+                found.push((at, first, name));
             }
         }
-        self.problems.extend(found);
+        // Line numbers only for what is reported.
+        let mut lines = LineCounter::new(self.src);
+        for (at, first, name) in found {
+            let first_line = memchr::memchr_iter(b'\n', &self.src[..first]).count() + 1;
+            let col = at - line_start(self.src, at) + 1;
+            self.problems.push(Problem::new(
+                ProblemKind::DuplicateKey,
+                lines.line_of(at),
+                col,
+                format!(
+                    "`{}` is also assigned on line {first_line}; readers disagree on which value \
+                     wins: keep one of them",
+                    String::from_utf8_lossy(name)
+                ),
+            ));
+        }
     }
 }
 
@@ -368,9 +368,15 @@ fn wrong_openers(src: &[u8], syntax: &dyn Syntax, lexed: &Lexed, problems: &mut 
     if syntax.opener() != "#" {
         return;
     }
+    // Only lines that hold the word MANAGED (in any case) can be near misses of this kind.
+    let mut starts: Vec<usize> = memchr::memmem::find_iter(src, b"ANAGED")
+        .chain(memchr::memmem::find_iter(src, b"anaged"))
+        .map(|at| line_start(src, at))
+        .collect();
+    starts.sort_unstable();
+    starts.dedup();
     let mut lines = LineCounter::new(src);
-    let mut start = 0;
-    while start < src.len() {
+    for start in starts {
         let end = line_end(src, start);
         let line = &src[start..end];
         let indent = line
@@ -378,31 +384,31 @@ fn wrong_openers(src: &[u8], syntax: &dyn Syntax, lexed: &Lexed, problems: &mut 
             .take_while(|b| **b == b' ' || **b == b'\t')
             .count();
         let text = &line[indent..];
-        let opener = [&b"//"[..], b";", b"--", b"<!--"]
+        let Some(o) = [&b"//"[..], b";", b"--", b"<!--"]
             .into_iter()
-            .find(|o| text.starts_with(o));
-        if let Some(o) = opener
-            && !lexed.is_inner(start)
-        {
-            let rest = &text[o.len()..];
-            let as_hash = [b"#".as_slice(), rest].concat();
-            if let Some(m) = marker::parse(&as_hash) {
-                problems.push(Problem::new(
-                    ProblemKind::NearMissMarker,
-                    lines.line_of(start),
-                    indent + 1,
-                    format!(
-                        "this line looks like the {} marker of \"{}\" with the wrong comment \
-                             opener `{}`; in a {} file markers start with `#`",
-                        m.kind.keyword(),
-                        m.identity(),
-                        String::from_utf8_lossy(o),
-                        syntax.name()
-                    ),
-                ));
-            }
+            .find(|o| text.starts_with(o))
+        else {
+            continue;
+        };
+        if lexed.is_inner(start) {
+            continue;
         }
-        start = end;
+        let as_hash = [b"#".as_slice(), &text[o.len()..]].concat();
+        if let Some(m) = marker::parse(&as_hash) {
+            problems.push(Problem::new(
+                ProblemKind::NearMissMarker,
+                lines.line_of(start),
+                indent + 1,
+                format!(
+                    "this line looks like the {} marker of \"{}\" with the wrong comment opener \
+                     `{}`; in a {} file markers start with `#`",
+                    m.kind.keyword(),
+                    m.identity(),
+                    String::from_utf8_lossy(o),
+                    syntax.name()
+                ),
+            ));
+        }
     }
 }
 
