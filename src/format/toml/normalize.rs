@@ -1,5 +1,5 @@
 //! The normalized form of a TOML body, the input of its hash. It is part of the file format
-//! (docs/formats-toml.md): once released it never changes.
+//! (docs/formats.md, TOML): once released it never changes.
 //!
 //! The body's tokens, without whitespace and comments, each written canonically:
 //! - a string (any of the four kinds) is decoded (escapes resolved, a multi-line string's
@@ -310,7 +310,7 @@ mod tests {
 
     #[test]
     fn the_documented_example() {
-        // docs/formats-toml.md: "The hash's normalization (frozen)".
+        // docs/formats.md, TOML: "The hash's normalization (frozen)".
         let want = "[tool.zylos]\nlevel=3\nlist=[\"a\",\"b\",]\n";
         assert_eq!(
             n("[ tool . \"zylos\" ]\n  'level' = 3   # why\nlist = [\n  \"a\",\n  'b',\n]\n"),
