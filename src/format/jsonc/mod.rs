@@ -235,7 +235,7 @@ pub fn has_comments(src: &[u8]) -> bool {
     })
 }
 
-/// The hash normalization of a JSONC body (docs/formats.md, JSONC,, frozen): the body's
+/// The hash normalization of a JSONC body (docs/formats.md, JSONC; frozen): the body's
 /// tokens in order, as written, without whitespace and comments; one space between two
 /// adjacent word tokens (numbers, literals); a `,` that is the last token dropped.
 #[must_use]
