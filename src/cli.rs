@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use regex::bytes::Regex;
 
-use crate::document::{Document, Foreign};
+use crate::document::{Document, Foreign, State};
 use crate::format::{self, Format};
 use crate::io::{self, IoError};
 use crate::marker::Identity;
@@ -82,6 +82,17 @@ enum Cmd {
         /// Only reconcile this owner's regions.
         #[arg(long)]
         owner: Option<String>,
+        /// Leave out a region the user deleted by hand (default: add it back).
+        #[arg(long)]
+        respect_removals: bool,
+    },
+    /// Reconcile every file a manifest names (`[[file]]` templates, `[[block]]` regions).
+    Apply {
+        /// The manifest (TOML; see docs/reconcile.md).
+        manifest: PathBuf,
+        /// Leave out a region the user deleted by hand (default: add it back).
+        #[arg(long)]
+        respect_removals: bool,
     },
 }
 
@@ -166,13 +177,27 @@ const FOUND: u8 = 1;
 const ERROR: u8 = 2;
 
 /// Output settings.
+#[derive(Clone)]
 pub(crate) struct Out {
-    json: bool,
-    quiet: bool,
-    color: bool,
+    pub(crate) json: bool,
+    pub(crate) quiet: bool,
+    pub(crate) color: bool,
+    /// A progress bar (apply on a terminal): messages are printed above it.
+    pub(crate) bar: Option<indicatif::ProgressBar>,
 }
 
 impl Out {
+    /// Writes one message line to standard error, above the progress bar if there is one.
+    fn line(&self, text: &str) {
+        let print = || {
+            let _ = writeln!(std::io::stderr(), "{text}");
+        };
+        match &self.bar {
+            Some(bar) => bar.suspend(print),
+            None => print(),
+        }
+    }
+
     fn paint(&self, code: &str, text: &str) -> String {
         if self.color {
             format!("\x1b[{code}m{text}\x1b[0m")
@@ -181,36 +206,33 @@ impl Out {
         }
     }
 
-    fn error(&self, msg: &str) {
-        let _ = writeln!(std::io::stderr(), "{} {msg}", self.paint("1;31", "error:"));
+    pub(crate) fn error(&self, msg: &str) {
+        self.line(&format!("{} {msg}", self.paint("1;31", "error:")));
     }
 
     fn warn(&self, msg: &str) {
         if !self.quiet {
-            let _ = writeln!(
-                std::io::stderr(),
-                "{} {msg}",
-                self.paint("1;33", "warning:")
-            );
+            self.line(&format!("{} {msg}", self.paint("1;33", "warning:")));
         }
     }
 
     fn note(&self, msg: &str) {
         if !self.quiet {
-            let _ = writeln!(std::io::stderr(), "{msg}");
+            self.line(msg);
         }
     }
 }
 
 /// The validated configuration of an editing command.
+#[derive(Clone)]
 pub(crate) struct Config {
-    format: Option<Format>,
-    opts: Options,
-    dry_run: bool,
-    check: bool,
-    no_create: bool,
-    backup: bool,
-    validate: Option<String>,
+    pub(crate) format: Option<Format>,
+    pub(crate) opts: Options,
+    pub(crate) dry_run: bool,
+    pub(crate) check: bool,
+    pub(crate) no_create: bool,
+    pub(crate) backup: bool,
+    pub(crate) validate: Option<String>,
 }
 
 /// Runs the command line `args` (program name first) and returns the exit code.
@@ -236,6 +258,7 @@ where
         json: c.json,
         quiet: c.quiet,
         color,
+        bar: None,
     };
     let cfg = match config(c) {
         Ok(cfg) => cfg,
@@ -296,11 +319,24 @@ where
             targets,
             template,
             owner,
+            respect_removals,
         } => {
+            let mut cfg = cfg.clone();
+            cfg.opts.respect_removals = *respect_removals;
             for t in targets {
                 let ops = |f: Format| template_ops(template, f, owner.as_deref());
                 add(edit(t, &cfg, &out, &ops));
             }
+        }
+        Cmd::Apply {
+            manifest,
+            respect_removals,
+        } => {
+            let mut cfg = cfg.clone();
+            cfg.opts.respect_removals = *respect_removals;
+            crate::apply::run(manifest, &cfg, &out)
+                .into_iter()
+                .for_each(&mut add);
         }
     }
     if out.json {
@@ -359,6 +395,7 @@ fn config(c: &Common) -> Result<Config, String> {
                 }
                 _ => None,
             },
+            ..Options::default()
         },
         dry_run: c.dry_run,
         check: c.check,
@@ -368,7 +405,7 @@ fn config(c: &Common) -> Result<Config, String> {
     })
 }
 
-fn parse_at(s: &str) -> Result<At, String> {
+pub(crate) fn parse_at(s: &str) -> Result<At, String> {
     let re = |r: &str| {
         Regex::new(r).map_err(|e| format!("--at {s}: not a valid regular expression: {e}"))
     };
@@ -447,13 +484,23 @@ pub(crate) fn template_ops(
     let bytes = io::read(template)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("{}: the template does not exist", template.display()))?;
-    if std::str::from_utf8(&bytes).is_err() {
+    template_ops_from(&bytes, template, f, owner)
+}
+
+/// [`template_ops`] on a template already read.
+pub(crate) fn template_ops_from(
+    bytes: &[u8],
+    template: &Path,
+    f: Format,
+    owner: Option<&str>,
+) -> Result<Vec<Op>, String> {
+    if std::str::from_utf8(bytes).is_err() {
         return Err(format!(
             "{}: the template is not valid UTF-8; save it as UTF-8",
             template.display()
         ));
     }
-    let doc = Document::parse(&bytes, f.syntax());
+    let doc = Document::parse(bytes, f.syntax());
     if let Some(p) = doc.problems.iter().find(|p| p.kind.blocks()) {
         return Err(format!(
             "{}:{}:{}: {} (in the template)",
@@ -469,7 +516,7 @@ pub(crate) fn template_ops(
         .filter(|r| owner.is_none_or(|o| r.id.owner == o))
         .map(|r| Desired {
             id: r.id.clone(),
-            body: r.body.of(&bytes).to_vec(),
+            body: r.body.of(bytes).to_vec(),
         })
         .collect();
     let owners: BTreeSet<String> = match owner {
@@ -496,7 +543,7 @@ fn entry(path: &Path, format: Option<Format>) -> FileReport {
     }
 }
 
-fn failed(path: &Path, cfg: &Config, out: &Out, msg: &str) -> (FileReport, u8) {
+pub(crate) fn failed(path: &Path, cfg: &Config, out: &Out, msg: &str) -> (FileReport, u8) {
     out.error(msg);
     let mut e = entry(path, cfg.format);
     e.error = Some(msg.to_owned());
@@ -723,6 +770,16 @@ pub(crate) fn edit(
             })
             .map(|r| r.id.clone())
             .collect();
+        opts.known = known.regions.keys().cloned().collect();
+        if let (OnDrift::Merge, Some(store)) = (opts.on_drift, &store) {
+            for r in doc.regions.iter().filter(|r| r.state == State::Drifted) {
+                if let Some(h) = r.begin.marker.hash()
+                    && let Some(base) = store.body(h)
+                {
+                    opts.bases.insert(h.to_owned(), base);
+                }
+            }
+        }
         let planned = match plan::plan(&doc, f.syntax(), &ops, &opts) {
             Ok(p) => p,
             Err(e) => return plan_failed(path, cfg, out, f, &doc, &e),
@@ -826,7 +883,7 @@ pub(crate) fn edit(
 }
 
 /// The file's absolute path with symlinks resolved (the state store's key).
-fn canonical_path(real: &Path) -> PathBuf {
+pub(crate) fn canonical_path(real: &Path) -> PathBuf {
     if let Ok(c) = std::fs::canonicalize(real) {
         return c;
     }

@@ -36,6 +36,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod apply;
 pub mod cli;
 pub mod document;
 pub mod format;

@@ -4,7 +4,7 @@
 //! Edits are splices into the original buffer; every byte outside the touched regions is
 //! copied as it was. The result is re-parsed and checked before it is returned.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use regex::bytes::Regex;
 
@@ -67,6 +67,14 @@ pub struct Options {
     pub eof_break_added: BTreeSet<Identity>,
     /// Literal marker lines of a foreign block (`--marker-begin`/`--marker-end`).
     pub foreign: Option<Foreign>,
+    /// Merge bases for `OnDrift::Merge` (from the state store): the body last written under
+    /// a hash, keyed by the hash as it appears on the BEGIN line, line endings LF.
+    pub bases: BTreeMap<String, Vec<u8>>,
+    /// Identities (`OWNER MANAGED name`) the state store says this tool wrote in the file: one
+    /// of them missing from the file was deleted by hand.
+    pub known: BTreeSet<String>,
+    /// Leave out a desired region the user deleted by hand (instead of adding it back).
+    pub respect_removals: bool,
 }
 
 /// One desired region.
@@ -147,8 +155,8 @@ pub struct Outcome {
     pub action: Action,
     /// Its lines before the edit (for removed regions, the only lines it has).
     pub old_lines: Option<(usize, usize)>,
-    /// The hash written on its BEGIN line and the normalized body it covers (inserted and
-    /// updated regions), for the state store.
+    /// The hash written on its BEGIN line and the body it covers, line endings LF (inserted,
+    /// updated and merged regions), for the state store: the base of a later merge.
     pub written: Option<(String, Vec<u8>)>,
     /// Inserting it added a line break after the file's unterminated last line.
     pub eof_break: bool,
@@ -223,11 +231,6 @@ pub enum PlanError {
         /// Its line.
         line: usize,
     },
-    /// `--on-drift merge` is not available for this command.
-    #[error(
-        "--on-drift merge needs the stored base of the region (demarcate apply); use keep, overwrite or fail"
-    )]
-    MergeUnavailable,
     /// The format cannot place the region where asked.
     #[error("{0}")]
     Place(String),
@@ -328,9 +331,6 @@ pub fn plan(
         .collect();
     if !blocking.is_empty() {
         return Err(PlanError::Blocked(blocking));
-    }
-    if opts.on_drift == OnDrift::Merge {
-        return Err(PlanError::MergeUnavailable);
     }
     let mut p = Planner {
         doc,
@@ -636,6 +636,22 @@ impl Planner<'_, '_> {
     fn set(&mut self, d: &Desired, at: &Placement) -> Result<(), PlanError> {
         let mut body = self.render_body(&d.body);
         let Some(r) = self.doc.region(&d.id) else {
+            if self.opts.known.contains(&d.id.to_string()) {
+                let left_out = self.opts.respect_removals;
+                self.warnings.push(format!(
+                    "region \"{}\" was deleted by hand after demarcate wrote it; {}",
+                    d.id,
+                    if left_out {
+                        "left out (--respect-removals)"
+                    } else {
+                        "added back (pass --respect-removals to leave it out)"
+                    }
+                ));
+                if left_out {
+                    self.outcome(&d.id, Action::KeptDrifted, None);
+                    return Ok(());
+                }
+            }
             if let Some((pre, post)) = &at.wrap {
                 body = [pre.as_slice(), &body, post].concat();
             }
@@ -653,7 +669,11 @@ impl Planner<'_, '_> {
         }
         if !same && r.state == State::Drifted {
             match self.opts.on_drift {
-                OnDrift::Keep | OnDrift::Merge => {
+                OnDrift::Merge => {
+                    self.merge(d, &r, &body);
+                    return Ok(());
+                }
+                OnDrift::Keep => {
                     self.warnings.push(format!(
                         "line {}: region \"{}\" was edited by hand; kept as it is (pass \
                          --on-drift overwrite to replace it)",
@@ -671,14 +691,65 @@ impl Planner<'_, '_> {
                 OnDrift::Overwrite => {}
             }
         }
-        self.replace(&r, &body);
+        self.replace(&r, &body, &body);
         self.outcome(&d.id, Action::Updated, lines);
         self.record_written(&body, false);
         Ok(())
     }
 
-    /// Rewrites the BEGIN line (keeping its other attributes and note) and the body.
-    fn replace(&mut self, r: &Region, body: &[u8]) {
+    /// `--on-drift merge` on a drifted region: a three-way merge of the stored base, the
+    /// user's body and the desired `body`. A clean merge is written with the hash of `body`
+    /// (the new base, so the user's edit still shows as drift and is never overwritten by a
+    /// later run); a conflict or a missing base keeps the user's body, with a warning.
+    fn merge(&mut self, d: &Desired, r: &Region, body: &[u8]) {
+        let lines = Some((r.begin.line_no, r.end.line_no));
+        let current = hash::normalize_lines(r.body.of(self.doc.src));
+        let theirs = hash::normalize_lines(body);
+        let recorded = r.begin.marker.hash().unwrap_or_default();
+        let base = self
+            .opts
+            .bases
+            .get(recorded)
+            .filter(|b| hash::matches(recorded, &self.syntax.normalize(b)));
+        let why = match base.map(|b| merge3(b, &current, &theirs)) {
+            None => format!(
+                "its base (hash={recorded}) is not in the state store, so it cannot be merged"
+            ),
+            Some(Err(conflict)) => format!("the template changed the same lines: {conflict}"),
+            Some(Ok(merged)) if merged == current => {
+                // The template's change is already in the user's body.
+                self.outcome(&d.id, Action::Unchanged, lines);
+                return;
+            }
+            Some(Ok(merged)) => {
+                let check = Desired {
+                    id: d.id.clone(),
+                    body: merged.clone(),
+                };
+                match self.check_body(&check) {
+                    Ok(()) => {
+                        let rendered = self.render_body(&merged);
+                        let fitted = self.syntax.fit_update(self.doc, r, &rendered);
+                        self.replace(r, &fitted, body);
+                        self.outcome(&d.id, Action::Merged, lines);
+                        self.record_written(body, false);
+                        return;
+                    }
+                    Err(e) => format!("the merged body would not be usable ({e})"),
+                }
+            }
+        };
+        self.warnings.push(format!(
+            "line {}: region \"{}\" was edited by hand and {why}; kept as it is (merge by hand, \
+             or pass --on-drift overwrite to replace it)",
+            r.begin.line_no, d.id
+        ));
+        self.outcome(&d.id, Action::KeptDrifted, lines);
+    }
+
+    /// Rewrites the BEGIN line (keeping its other attributes and note) with the hash of
+    /// `hashed`, and the body with `body`.
+    fn replace(&mut self, r: &Region, body: &[u8], hashed: &[u8]) {
         let src = self.doc.src;
         let old_line = r.begin.line.of(src);
         let indent_len = old_line
@@ -696,7 +767,7 @@ impl Planner<'_, '_> {
             text.extend_from_slice(&old_line[indent_len..content_end]);
         } else {
             let mut m = r.begin.marker.clone();
-            m.set_hash(self.hash_of(body).as_deref());
+            m.set_hash(self.hash_of(hashed).as_deref());
             text.extend_from_slice(m.render(self.syntax.opener()).as_bytes());
         }
         text.extend_from_slice(&old_line[content_end..]);
@@ -864,13 +935,177 @@ impl Planner<'_, '_> {
         });
     }
 
-    /// Notes on the last outcome the hash and body written, for the state store.
+    /// Notes on the last outcome the hash of `body` and the body (LF), for the state store.
     fn record_written(&mut self, body: &[u8], eof_break: bool) {
-        let normalized = self.syntax.normalize(body);
-        let hash = hash::of_normalized(&normalized);
+        let hash = hash::of_normalized(&self.syntax.normalize(body));
         if let Some(o) = self.outcomes.last_mut() {
-            o.written = Some((hash, normalized));
+            o.written = Some((hash, hash::normalize_lines(body)));
             o.eof_break = eof_break;
         }
+    }
+}
+
+/// A three-way merge of line-based texts (LF): `Ok` with the merged text when the changes
+/// from `base` to `ours` and to `theirs` touch different lines, else `Err` naming both sides
+/// of the first conflict.
+///
+/// # Errors
+/// A conflict, described for a person.
+pub fn merge3(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Vec<u8>, String> {
+    let mut opts = diffy::MergeOptions::new();
+    opts.set_conflict_style(diffy::ConflictStyle::Merge);
+    opts.merge_bytes(base, ours, theirs)
+        .map_err(|conflicted| describe_conflict(&conflicted))
+}
+
+/// "yours: `…`; the template's: `…`" from the first conflict in diffy's output.
+fn describe_conflict(text: &[u8]) -> String {
+    let text = String::from_utf8_lossy(text);
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let mut side = 0;
+    for line in text.lines() {
+        if line.starts_with("<<<<<<<") && side == 0 {
+            side = 1;
+        } else if line.starts_with("=======") && side == 1 {
+            side = 2;
+        } else if line.starts_with(">>>>>>>") && side == 2 {
+            break;
+        } else if side == 1 {
+            ours.push(line.trim());
+        } else if side == 2 {
+            theirs.push(line.trim());
+        }
+    }
+    let show = |v: &[&str]| {
+        let joined = v.join(" / ");
+        if joined.is_empty() {
+            "(nothing)".to_owned()
+        } else if joined.chars().count() > 80 {
+            format!("`{}…`", joined.chars().take(80).collect::<String>())
+        } else {
+            format!("`{joined}`")
+        }
+    };
+    format!("yours: {}; the template's: {}", show(&ours), show(&theirs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::Format;
+
+    fn shell() -> &'static dyn Syntax {
+        Format::from_name("shell").map_or_else(|| panic!("shell format"), Format::syntax)
+    }
+
+    fn region(hash_of: &[u8], body: &str) -> String {
+        let h = hash::of_normalized(hash_of);
+        format!("# user\n# BEGIN Z MANAGED a hash={h}\n{body}# END Z MANAGED a\n# tail\n")
+    }
+
+    fn merge_opts(base: &[u8]) -> Options {
+        let mut opts = Options {
+            on_drift: OnDrift::Merge,
+            hash: true,
+            ..Options::default()
+        };
+        opts.bases.insert(hash::of_normalized(base), base.to_vec());
+        opts
+    }
+
+    fn set_a(body: &str) -> Vec<Op> {
+        vec![Op::Set(Desired {
+            id: Identity::new("Z", "a"),
+            body: body.as_bytes().to_vec(),
+        })]
+    }
+
+    #[test]
+    fn merge3_combines_changes_to_different_lines() {
+        let merged = merge3(b"a\nb\nc\n", b"A\nb\nc\n", b"a\nb\nC\n");
+        assert_eq!(merged.as_deref(), Ok(&b"A\nb\nC\n"[..]));
+    }
+
+    #[test]
+    fn merge3_conflict_names_both_sides() {
+        let Err(msg) = merge3(b"x=1\n", b"x=2\n", b"x=3\n") else {
+            panic!("a conflict was expected");
+        };
+        assert_eq!(msg, "yours: `x=2`; the template's: `x=3`");
+    }
+
+    #[test]
+    fn a_clean_merge_keeps_the_edit_and_records_the_new_base() {
+        let base = b"export A=1\nexport B=1\nexport C=1\n";
+        let src = region(base, "export A=mine\nexport B=1\nexport C=1\n");
+        let doc = Document::parse(src.as_bytes(), shell());
+        let new_body = "export A=1\nexport B=1\nexport C=2\n";
+        let p = plan(&doc, shell(), &set_a(new_body), &merge_opts(base))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let want = region(
+            new_body.as_bytes(),
+            "export A=mine\nexport B=1\nexport C=2\n",
+        );
+        assert_eq!(String::from_utf8_lossy(&p.new), want);
+        assert_eq!(p.outcomes[0].action, Action::Merged);
+        let (h, b) = p.outcomes[0].written.clone().unwrap_or_default();
+        assert_eq!(
+            (h, b),
+            (hash::of_normalized(new_body.as_bytes()), new_body.into())
+        );
+        // Run again: the template's change is already there; nothing to do.
+        let doc2 = Document::parse(&p.new, shell());
+        let p2 = plan(
+            &doc2,
+            shell(),
+            &set_a(new_body),
+            &merge_opts(new_body.as_bytes()),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p2.new, p.new);
+        assert_eq!(p2.outcomes[0].action, Action::Unchanged);
+    }
+
+    #[test]
+    fn a_conflict_or_a_missing_base_keeps_the_users_body() {
+        let base = b"export A=1\n";
+        let src = region(base, "export A=mine\n");
+        let doc = Document::parse(src.as_bytes(), shell());
+        let p = plan(&doc, shell(), &set_a("export A=2\n"), &merge_opts(base))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.new, src.as_bytes());
+        assert_eq!(p.outcomes[0].action, Action::KeptDrifted);
+        assert!(p.warnings[0].contains("yours: `export A=mine`; the template's: `export A=2`"));
+        let no_base = Options {
+            bases: BTreeMap::new(),
+            ..merge_opts(base)
+        };
+        let p =
+            plan(&doc, shell(), &set_a("export A=2\n"), &no_base).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.new, src.as_bytes());
+        assert!(
+            p.warnings[0].contains("not in the state store"),
+            "{:?}",
+            p.warnings
+        );
+    }
+
+    #[test]
+    fn a_region_deleted_by_hand_is_added_back_or_left_out() {
+        let src = b"# user\n";
+        let doc = Document::parse(src, shell());
+        let mut opts = Options {
+            hash: true,
+            ..Options::default()
+        };
+        opts.known.insert("Z MANAGED a".to_owned());
+        let p = plan(&doc, shell(), &set_a("x\n"), &opts).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.outcomes[0].action, Action::Inserted);
+        assert!(p.warnings[0].contains("added back"), "{:?}", p.warnings);
+        opts.respect_removals = true;
+        let p = plan(&doc, shell(), &set_a("x\n"), &opts).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.new, src);
+        assert_eq!(p.outcomes[0].action, Action::KeptDrifted);
+        assert!(p.warnings[0].contains("left out"), "{:?}", p.warnings);
     }
 }

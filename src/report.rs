@@ -80,7 +80,8 @@ impl From<&Problem> for ProblemReport {
 }
 
 /// Region entries for `doc` (the file after the command), with the actions of `outcomes`;
-/// removed regions are listed with the lines they had.
+/// removed regions are listed with the lines they had, and regions deleted by hand and left
+/// out (`--respect-removals`) with state `removed`, action `kept-drifted` and lines 0.
 #[must_use]
 pub fn regions(doc: &Document<'_>, outcomes: &[Outcome]) -> Vec<RegionReport> {
     let mut out: Vec<RegionReport> = doc
@@ -101,7 +102,9 @@ pub fn regions(doc: &Document<'_>, outcomes: &[Outcome]) -> Vec<RegionReport> {
         })
         .collect();
     for o in outcomes {
-        if matches!(o.action, Action::Removed | Action::Pruned) {
+        // Removed regions, and regions left out because the user deleted them by hand.
+        let gone = o.action == Action::KeptDrifted && doc.region(&o.id).is_none();
+        if matches!(o.action, Action::Removed | Action::Pruned) || gone {
             let (b, e) = o.old_lines.unwrap_or((0, 0));
             out.push(RegionReport {
                 owner: o.id.owner.clone(),

@@ -2,8 +2,8 @@
 //!
 //! It remembers what markers alone cannot say: per target file, the regions this tool wrote
 //! there and whether inserting one added a line break after an unterminated last line (so
-//! removing it can give the exact original bytes back); and region bodies by hash, the base
-//! of a future three-way merge. Losing the store loses nothing: every command works from the
+//! removing it can give the exact original bytes back); and region bodies by hash (line endings LF), the base
+//! of a three-way merge (`--on-drift merge`). Losing the store loses nothing: every command works from the
 //! markers alone, and the only difference is that such a line break then stays (as SPEC
 //! allows).
 //!
@@ -88,7 +88,7 @@ impl Store {
         write_atomic(&entry, &json)
     }
 
-    /// Keeps a region body (normalized) under its hash, for a later three-way merge.
+    /// Keeps a region body (line endings LF) under its hash, for a later three-way merge.
     ///
     /// # Errors
     /// Any I/O error.
@@ -118,7 +118,9 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     fs_err::create_dir_all(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
+    // No fsync: the store is an aid, not the truth (the markers are). After a power loss it
+    // may miss its last entries, which costs a merge base or a notice, never a user's byte;
+    // a torn entry reads as empty. Syncing would triple the cost of writing many files.
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }

@@ -118,6 +118,46 @@ def fill(block, region, size, keyed=False):
     return bytes(out)
 
 
+def apply_home(tmp, n=10_000, dirs=100):
+    """A fresh HOME with `dirs` folders of small shell files and a manifest of `n` [[block]]s
+    (one per file) under it; returns (manifest, home)."""
+    home = os.path.join(tmp, "apply-home")
+    shutil.rmtree(home, ignore_errors=True)
+    lines = ['owner = "ZYLOS"\n']
+    for i in range(n):
+        d = os.path.join(home, f"d{i % dirs}")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, f"f{i}.sh"), "w") as f:
+            f.write(f"# user file {i}\nalias a{i}='ls -l'\n")
+        lines.append(f'[[block]]\npath = "~/d{i % dirs}/f{i}.sh"\nname = "hook"\n'
+                     f'content = "export ZYLOS_{i}=1"\n')
+    manifest = os.path.join(home, "manifest.toml")
+    with open(manifest, "w") as f:
+        f.write("\n".join(lines))
+    return manifest, home
+
+
+def apply_rows(bin_, tmp, runs):
+    """apply over 10,000 files: the first run (writes every file) and the second (no change)."""
+    first, second = [], []
+    for _ in range(runs):
+        manifest, home = apply_home(tmp)
+        env = dict(os.environ, HOME=home)
+        env.pop("XDG_STATE_HOME", None)
+        for out in (first, second):
+            t0 = time.perf_counter()
+            p = subprocess.run([bin_, "apply", manifest, "-q"], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            out.append(time.perf_counter() - t0)
+            if p.returncode != 0:
+                sys.exit(f"apply failed ({p.returncode}): {p.stderr.decode()[:300]}")
+    cores = os.cpu_count()
+    return [(f"apply, 10,000 files, first run ({cores} cores)",
+             f"{statistics.median(first):.2f} s", "", "", "< 2 s on 2 cores"),
+            (f"apply, 10,000 files, second run ({cores} cores)",
+             f"{statistics.median(second):.2f} s", "", "", "< 2 s on 2 cores")]
+
+
 def mbps(size, secs):
     return size / secs / 1e6
 
@@ -193,6 +233,7 @@ def main():
                 continue
             rows.append((f"set (plan, no write), {n/1e6:.0f} MB {fmt}",
                          f"{mbps(n, t_s):.0f} MB/s", "", "", ""))
+        rows += apply_rows(bin_, tmp, 1 if a.quick else 3)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     w = [max(len(r[i]) for r in rows) for i in range(5)]

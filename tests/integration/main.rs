@@ -1,5 +1,6 @@
 //! The integration tests: one binary running the real `demarcate` executable.
 
+mod apply;
 mod cases;
 mod cli;
 mod clients;

@@ -87,3 +87,25 @@ pub(crate) fn mtime(path: &Path) -> std::time::SystemTime {
         .and_then(|m| m.modified())
         .expect("mtime")
 }
+
+/// Runs demarcate in `dir` with `args` and the environment `env`, colour off, with the XDG
+/// base directory variables removed unless `env` sets them (so `HOME` decides where the
+/// state store is).
+pub(crate) fn run_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = std::process::Command::new(bin());
+    cmd.args(args).current_dir(dir).env("NO_COLOR", "1");
+    for var in [
+        "XDG_STATE_HOME",
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_CACHE_HOME",
+    ] {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.stdin(std::process::Stdio::null())
+        .output()
+        .expect("demarcate runs")
+}
