@@ -314,7 +314,8 @@ impl<'a> Document<'a> {
     fn duplicate_keys(&mut self, policy: KeyPolicy) {
         // (name, context) -> (offset of the first assignment, index of the region holding it)
         type Seen<'k> = rustc_hash::FxHashMap<(&'k [u8], u32), (usize, Option<usize>)>;
-        let mut seen: Seen<'_> = rustc_hash::FxHashMap::default();
+        let mut seen: Seen<'_> =
+            Seen::with_capacity_and_hasher(self.lexed.keys.len(), rustc_hash::FxBuildHasher);
         let mut found = Vec::new();
         // Keys and regions are both in file order: one sweep finds each key's region.
         let mut ri = 0;
