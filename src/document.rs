@@ -318,9 +318,15 @@ impl<'a> Document<'a> {
         // Sort (hash, index) pairs instead of filling a map: a third of the memory on files
         // with millions of keys, and fewer cache misses.
         let build = rustc_hash::FxBuildHasher;
+        let in_region = |at: usize| {
+            let i = self.regions.partition_point(|r| r.body.end <= at);
+            self.regions.get(i).is_some_and(|r| r.body.start <= at)
+        };
         let mut order: Vec<(u64, u32)> = keys
             .iter()
             .enumerate()
+            // Across owners, only keys inside regions can be reported.
+            .filter(|(_, k)| policy == KeyPolicy::AnyDuplicate || in_region(k.name.start))
             .map(|(i, k)| {
                 let mut h = build.build_hasher();
                 k.name.of(src).hash(&mut h);

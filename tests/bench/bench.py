@@ -28,22 +28,26 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def timed(argv, runs, stdin=None, cwd=None):
-    """Median wall time of `runs` runs of argv (seconds), and peak RSS of the last (bytes)."""
+    """Median wall time of `runs` runs of argv (seconds), and the largest peak RSS of one run
+    (bytes, from wait4: that process alone, not the maximum over earlier children)."""
     times = []
     peak = 0
     for _ in range(runs):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        t0 = time.perf_counter()
-        # stdout is a pipe, not /dev/null: GNU grep stops at the first match when its output
-        # is /dev/null, which would make the baseline meaningless.
-        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                           stdin=stdin)
-        times.append(time.perf_counter() - t0)
-        if p.returncode not in (0, 1):
-            raise RuntimeError(f"{' '.join(argv[:3])} failed ({p.returncode}): "
-                               f"{p.stderr.decode(errors='replace')[:200]}")
-        peak = max(peak, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before)
-    return statistics.median(times), peak * 1024
+        # Output goes to a file, not /dev/null: GNU grep stops at the first match when its
+        # output is /dev/null, which would make the baseline meaningless.
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            t0 = time.perf_counter()
+            p = subprocess.Popen(argv, stdout=out, stderr=err, cwd=cwd, stdin=stdin)
+            _, status, usage = os.wait4(p.pid, 0)
+            times.append(time.perf_counter() - t0)
+            code = os.waitstatus_to_exitcode(status)
+            p.returncode = code
+            peak = max(peak, usage.ru_maxrss * 1024)
+            if code not in (0, 1):
+                err.seek(0)
+                raise RuntimeError(f"{' '.join(argv[:3])} failed ({code}): "
+                                   f"{err.read().decode(errors='replace')[:200]}")
+    return statistics.median(times), peak
 
 
 def profile_5k():
