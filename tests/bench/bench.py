@@ -28,26 +28,39 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def timed(argv, runs, stdin=None, cwd=None):
-    """Median wall time of `runs` runs of argv (seconds), and the largest peak RSS of one run
-    (bytes, from wait4: that process alone, not the maximum over earlier children)."""
+    """Median wall time of `runs` runs of argv (seconds), and the peak RSS of one run."""
     times = []
-    peak = 0
     for _ in range(runs):
         # Output goes to a file, not /dev/null: GNU grep stops at the first match when its
         # output is /dev/null, which would make the baseline meaningless.
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             t0 = time.perf_counter()
             p = subprocess.Popen(argv, stdout=out, stderr=err, cwd=cwd, stdin=stdin)
-            _, status, usage = os.wait4(p.pid, 0)
+            _, status, _ = os.wait4(p.pid, 0)
             times.append(time.perf_counter() - t0)
             code = os.waitstatus_to_exitcode(status)
             p.returncode = code
-            peak = max(peak, usage.ru_maxrss * 1024)
             if code not in (0, 1):
                 err.seek(0)
                 raise RuntimeError(f"{' '.join(argv[:3])} failed ({code}): "
                                    f"{err.read().decode(errors='replace')[:200]}")
-    return statistics.median(times), peak
+    return statistics.median(times), peak_rss(argv, cwd)
+
+
+def peak_rss(argv, cwd=None):
+    """Peak RSS of one run, in bytes, measured by GNU time: a direct child of this (large)
+    Python process would inherit its high-water mark across exec. 0 when GNU time is absent."""
+    gnu_time = shutil.which("time") and os.path.exists("/usr/bin/time")
+    if not gnu_time:
+        return 0
+    p = subprocess.run(["/usr/bin/time", "-f", "%M", *argv], cwd=cwd,
+                       stdout=subprocess.DEVNULL if argv[0] != "grep" else subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    last = p.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["0"]
+    try:
+        return int(last[0]) * 1024
+    except ValueError:
+        return 0
 
 
 def profile_5k():
