@@ -914,7 +914,11 @@ fn remember(
                     store.save_body(hash, body)?;
                     entry.hash = Some(hash.clone());
                 }
-                entry.eof_break |= o.eof_break;
+                // A new insertion decides afresh whether it added a line break; an update
+                // keeps what the insertion recorded.
+                if o.action == Action::Inserted {
+                    entry.eof_break = o.eof_break;
+                }
             }
             Action::Removed | Action::Pruned => {
                 known.regions.remove(&key);

@@ -183,12 +183,17 @@ pub fn line_end(src: &[u8], offset: usize) -> usize {
     memchr::memchr(b'\n', &src[offset..]).map_or(src.len(), |i| offset + i + 1)
 }
 
-/// The line ending style of `src`: CRLF when its first line ends in `\r\n`.
+/// The line ending style of `src`: CRLF when most of its lines end in `\r\n` (a tie goes to
+/// the first line's ending), so one pasted Windows line does not make new lines CRLF.
 #[must_use]
 pub fn eol_of(src: &[u8]) -> &'static str {
-    match memchr::memchr(b'\n', src) {
-        Some(i) if i > 0 && src[i - 1] == b'\r' => "\r\n",
-        _ => "\n",
+    let lf = memchr::memchr_iter(b'\n', src).count();
+    let crlf = memchr::memmem::find_iter(src, b"\r\n").count();
+    let first_crlf = matches!(memchr::memchr(b'\n', src), Some(i) if i > 0 && src[i - 1] == b'\r');
+    if crlf * 2 > lf || (crlf * 2 == lf && first_crlf) {
+        "\r\n"
+    } else {
+        "\n"
     }
 }
 

@@ -137,7 +137,7 @@ pub fn stage(target: &Path, bytes: &[u8]) -> Result<Staged, IoError> {
     tmp.write_all(bytes)?;
     let (mode, owner) = match std::fs::metadata(target) {
         Ok(m) => (m.permissions().mode() & 0o7777, Some((m.uid(), m.gid()))),
-        Err(_) => (0o644, None),
+        Err(_) => (0o666 & !umask(), None),
     };
     tmp.as_file()
         .set_permissions(std::fs::Permissions::from_mode(mode))?;
@@ -177,6 +177,19 @@ impl Staged {
         }
         Ok(())
     }
+}
+
+/// The process's umask, read from `/proc/self/status` (reading it this way is thread-safe,
+/// unlike setting it to learn it); 0o022 where that is not available.
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
 }
 
 /// Runs a user's `--validate` command with `%s` replaced by `file`.

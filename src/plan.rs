@@ -347,7 +347,9 @@ pub fn plan(
             Op::Set(d) => {
                 p.check_body(d)?;
                 let at = p.place(&opts.at, &p.render_body(&d.body))?;
-                p.set(d, &at)?;
+                // JSONC carries a pointer's wrap to updates itself; TOML tables need it here.
+                let rewrap = matches!(opts.at, At::Table(_)).then_some(&opts.at);
+                p.set(d, &at, rewrap)?;
             }
             Op::Remove(id) => p.remove(id, Action::Removed),
             Op::Sync {
@@ -362,7 +364,7 @@ pub fn plan(
             }
         }
     }
-    let new = apply(doc.src, &mut p.splices);
+    let new = apply(doc.src, &mut p.splices)?;
     validate(doc, syntax, &new, &p.expected, opts)?;
     Ok(Plan {
         new,
@@ -372,18 +374,23 @@ pub fn plan(
     })
 }
 
-fn apply(src: &[u8], splices: &mut [Splice]) -> Vec<u8> {
+fn apply(src: &[u8], splices: &mut [Splice]) -> Result<Vec<u8>, PlanError> {
     splices.sort_by_key(|s| (s.span.start, s.span.end));
     let extra: usize = splices.iter().map(|s| s.text.len()).sum();
     let mut out = Vec::with_capacity(src.len() + extra);
     let mut pos = 0;
     for s in splices.iter() {
+        if s.span.start < pos {
+            return Err(PlanError::Invalid(
+                "two edits of this command overlap; run them one at a time".to_owned(),
+            ));
+        }
         out.extend_from_slice(&src[pos..s.span.start]);
         out.extend_from_slice(&s.text);
         pos = s.span.end;
     }
     out.extend_from_slice(&src[pos..]);
-    out
+    Ok(out)
 }
 
 /// Re-parses the result: same format rules, no damage, exactly the expected regions.
@@ -633,7 +640,7 @@ impl Planner<'_, '_> {
     }
 
     /// Inserts or updates `d`; a new region goes at `at`.
-    fn set(&mut self, d: &Desired, at: &Placement) -> Result<(), PlanError> {
+    fn set(&mut self, d: &Desired, at: &Placement, rewrap: Option<&At>) -> Result<(), PlanError> {
         let mut body = self.render_body(&d.body);
         let Some(r) = self.doc.region(&d.id) else {
             if self.opts.known.contains(&d.id.to_string()) {
@@ -659,7 +666,10 @@ impl Planner<'_, '_> {
             return Ok(());
         };
         let r = r.clone();
-        let body = self.syntax.fit_update(self.doc, &r, &body);
+        let body = match rewrap.and_then(|at| self.rewrapped(&r, at, &body)) {
+            Some(wrapped) => wrapped,
+            None => self.syntax.fit_update(self.doc, &r, &body),
+        };
         let current = r.body.of(self.doc.src);
         let same = self.syntax.normalize(current) == self.syntax.normalize(&body);
         let lines = Some((r.begin.line_no, r.end.line_no));
@@ -745,6 +755,19 @@ impl Planner<'_, '_> {
             r.begin.line_no, d.id
         ));
         self.outcome(&d.id, Action::KeptDrifted, lines);
+    }
+
+    /// The body with the containers its insertion would create around it (a TOML table
+    /// header, JSONC objects along a pointer), when that container exists only inside the
+    /// region itself: an update must keep them, or the keys would move to another container.
+    fn rewrapped(&self, r: &Region, at: &At, body: &[u8]) -> Option<Vec<u8>> {
+        let src = self.doc.src;
+        let span = r.span();
+        let without = [&src[..span.start], &src[span.end..]].concat();
+        let doc = Document::parse_with(&without, self.syntax, self.opts.foreign.as_ref());
+        let (pre, post) = self.syntax.place(&doc, at, body)?.ok()?.wrap?;
+        let wrapped = [pre.as_slice(), body, &post].concat();
+        Some(self.syntax.fit_update(self.doc, r, &wrapped))
     }
 
     /// Rewrites the BEGIN line (keeping its other attributes and note) with the hash of
@@ -846,7 +869,13 @@ impl Planner<'_, '_> {
         let extra = self.syntax.on_remove(self.doc, r);
         let mut span = r.span();
         let src = self.doc.src;
-        if self.opts.eof_break_added.contains(id) && span.end == src.len() {
+        // Another edit at the region's start (a region inserted after the one before it)
+        // needs the line break: then it stays.
+        let touched = self
+            .splices
+            .iter()
+            .any(|s| s.span.start <= span.start && span.start <= s.span.end);
+        if self.opts.eof_break_added.contains(id) && span.end == src.len() && !touched {
             // The line break this region's insertion added is taken back with it: it was
             // the line ending of the file without it, so a lone `\r` the user wrote stays.
             let before = &src[..span.start];
@@ -879,7 +908,8 @@ impl Planner<'_, '_> {
         }
         for (i, d) in regions.iter().enumerate() {
             if self.doc.region(&d.id).is_some() {
-                self.set(d, &Placement::default())?;
+                let rewrap = places.iter().find(|(id, _)| id == &d.id).map(|(_, at)| at);
+                self.set(d, &Placement::default(), rewrap)?;
                 continue;
             }
             // A new region goes next to its neighbours in template order.
@@ -909,7 +939,7 @@ impl Planner<'_, '_> {
                     self.place(&at, &self.render_body(&d.body))?
                 }
             };
-            self.set(d, &at)?;
+            self.set(d, &at, None)?;
         }
         let wanted: BTreeSet<&Identity> = regions.iter().map(|d| &d.id).collect();
         let obsolete: Vec<Identity> = self

@@ -8,6 +8,7 @@ mod corrupt;
 mod jsonc;
 mod matrix;
 mod props;
+mod regression;
 mod samples;
 mod toml;
 mod util;

@@ -1,0 +1,200 @@
+//! Regression tests, each named after the bug it pins.
+
+use crate::util::{code, json, run, stderr};
+
+fn write(dir: &std::path::Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).expect("write");
+}
+
+fn read(dir: &std::path::Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).expect("read")
+}
+
+#[test]
+fn second_sync_keeps_a_toml_table_header_the_region_created() {
+    let dir = tempfile::tempdir().expect("dir");
+    write(dir.path(), "s.toml", "a = 1\n[t]\nb = 2\n");
+    write(
+        dir.path(),
+        "tpl.toml",
+        "[u]\n# BEGIN Z MANAGED x\nz = 3\n# END Z MANAGED x\n",
+    );
+    assert_eq!(
+        code(&run(
+            dir.path(),
+            &["sync", "s.toml", "--template", "tpl.toml"]
+        )),
+        0
+    );
+    let first = read(dir.path(), "s.toml");
+    let o = run(
+        dir.path(),
+        &["sync", "s.toml", "--template", "tpl.toml", "--json"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(json(&o)["files"][0]["changed"], false);
+    assert_eq!(read(dir.path(), "s.toml"), first);
+    assert!(first.contains("[u]\nz = 3\n"), "{first}");
+}
+
+#[test]
+fn repeated_set_at_a_new_toml_table_keeps_its_header() {
+    let dir = tempfile::tempdir().expect("dir");
+    write(dir.path(), "t.toml", "a = 1\n[t]\nb = 2\n");
+    let set = |v: &str| {
+        let content = format!("z = {v}");
+        let o = run(
+            dir.path(),
+            &[
+                "set",
+                "t.toml",
+                "--name",
+                "x",
+                "--content",
+                &content,
+                "--at",
+                "table:u",
+            ],
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    };
+    set("3");
+    let first = read(dir.path(), "t.toml");
+    set("3");
+    assert_eq!(
+        read(dir.path(), "t.toml"),
+        first,
+        "the second identical set changed the file"
+    );
+    set("4");
+    let got = read(dir.path(), "t.toml");
+    assert!(
+        got.contains("[u]\nz = 4\n") && got.contains("[t]\nb = 2\n"),
+        "{got}"
+    );
+}
+
+#[test]
+fn second_sync_keeps_jsonc_objects_the_region_created() {
+    let dir = tempfile::tempdir().expect("dir");
+    write(dir.path(), "j.jsonc", "{\n  \"a\": 1\n}\n");
+    write(
+        dir.path(),
+        "tpl.jsonc",
+        "{\n  \"p\": {\n    // BEGIN Z MANAGED x\n    \"z\": 3\n    // END Z MANAGED x\n  }\n}\n",
+    );
+    assert_eq!(
+        code(&run(
+            dir.path(),
+            &["sync", "j.jsonc", "--template", "tpl.jsonc"]
+        )),
+        0
+    );
+    let first = read(dir.path(), "j.jsonc");
+    assert!(first.contains("\"p\": {"), "{first}");
+    let o = run(
+        dir.path(),
+        &["sync", "j.jsonc", "--template", "tpl.jsonc", "--json"],
+    );
+    assert_eq!(
+        json(&o)["files"][0]["changed"],
+        false,
+        "{}",
+        read(dir.path(), "j.jsonc")
+    );
+}
+
+#[test]
+fn stale_eof_break_record_does_not_eat_a_users_line_break() {
+    let dir = tempfile::tempdir().expect("dir");
+    write(dir.path(), "f.sh", "a");
+    run(
+        dir.path(),
+        &["set", "f.sh", "--name", "x", "--content", "echo hi"],
+    );
+    // The user rewrites the file: the region is gone and the last line now ends properly.
+    write(dir.path(), "f.sh", "a\n");
+    run(
+        dir.path(),
+        &["set", "f.sh", "--name", "x", "--content", "echo hi"],
+    );
+    run(dir.path(), &["remove", "f.sh", "--name", "x"]);
+    assert_eq!(read(dir.path(), "f.sh"), "a\n");
+}
+
+#[test]
+fn one_crlf_line_does_not_make_new_lines_crlf() {
+    let dir = tempfile::tempdir().expect("dir");
+    write(dir.path(), "c.sh", "echo 1\r\necho 2\necho 3\n");
+    run(
+        dir.path(),
+        &["set", "c.sh", "--name", "x", "--content", "export P=1"],
+    );
+    let got = read(dir.path(), "c.sh");
+    assert!(
+        got.contains("export P=1\n") && !got.contains("export P=1\r"),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn new_files_follow_the_umask() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().expect("dir");
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "umask 077 && '{}' set new.env --name x --content 'SECRET=1'",
+            crate::util::bin().display()
+        ))
+        .current_dir(dir.path())
+        .env("XDG_STATE_HOME", dir.path().join(".state"))
+        .output()
+        .expect("sh");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mode = std::fs::metadata(dir.path().join("new.env"))
+        .expect("meta")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+#[test]
+fn sync_inserting_after_a_pruned_last_region_does_not_panic() {
+    let dir = tempfile::tempdir().expect("dir");
+    write(
+        dir.path(),
+        "ov.sh",
+        "u\n# BEGIN Z MANAGED q\necho q\n# END Z MANAGED q",
+    );
+    assert_eq!(
+        code(&run(
+            dir.path(),
+            &[
+                "set",
+                "ov.sh",
+                "--owner",
+                "Z",
+                "--name",
+                "r",
+                "--content",
+                "echo r"
+            ]
+        )),
+        0
+    );
+    write(
+        dir.path(),
+        "tpl.sh",
+        "# BEGIN Z MANAGED q\necho q\n# END Z MANAGED q\n# BEGIN Z MANAGED n\necho n\n# END Z MANAGED n\n",
+    );
+    let o = run(dir.path(), &["sync", "ov.sh", "--template", "tpl.sh"]);
+    assert!(code(&o) < 101, "crashed: {}", stderr(&o));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let got = read(dir.path(), "ov.sh");
+    assert!(
+        got.contains("# END Z MANAGED q\n# BEGIN Z MANAGED n"),
+        "{got:?}"
+    );
+    assert!(!got.contains("MANAGED r"), "{got:?}");
+}
