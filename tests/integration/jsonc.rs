@@ -431,7 +431,9 @@ fn crlf_file_stays_crlf_and_round_trips() {
 fn jsonc_parser_dir() -> Option<PathBuf> {
     // Tests run in parallel: one npm install at a time into the shared folder.
     static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _guard = INSTALL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _guard = INSTALL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("target")
         .join("jsonc-node");
