@@ -8,26 +8,27 @@
 //! planned and written on its own, in parallel, and one that fails does not stop the others.
 //!
 //! ```
-//! let m = demarcate::apply::Manifest::parse(
+//! let m = demarcate::Manifest::parse(
 //!     std::path::Path::new("m.toml"),
 //!     "owner = \"ZYLOS\"\n[[block]]\npath = \"~/.bashrc\"\nname = \"path\"\ncontent = \"export A=1\"\n",
 //! )?;
 //! assert_eq!(m.entries.len(), 1);
-//! # Ok::<(), demarcate::apply::ManifestError>(())
+//! # Ok::<(), demarcate::ManifestError>(())
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::cli::{self, Config, Out};
+use crate::document::Desired;
+use crate::engine::{self, EditOptions, Error, FileOutcome, Reporter, Work};
 use crate::format::Format;
 use crate::io;
+use crate::lines::LineIndex;
 use crate::marker::Identity;
-use crate::plan::{Desired, OnDrift, Op};
-use crate::report::FileReport;
+use crate::place::At;
+use crate::plan::{OnDrift, Op};
 
 /// A manifest that cannot be used, with the line it concerns.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -112,20 +113,6 @@ const BLOCK_KEYS: &[&str] = &[
     "on_drift",
 ];
 
-/// Line numbers of byte offsets in a text.
-struct Lines(Vec<usize>);
-
-impl Lines {
-    fn new(text: &str) -> Self {
-        Self(memchr::memchr_iter(b'\n', text.as_bytes()).collect())
-    }
-
-    /// 1-based line of byte `offset`.
-    fn of(&self, offset: usize) -> usize {
-        self.0.partition_point(|&nl| nl < offset) + 1
-    }
-}
-
 impl Manifest {
     /// Parses `text` (the contents of `path`), checks every key and value, and reads the
     /// templates and content files it names (relative to the manifest's folder).
@@ -134,10 +121,10 @@ impl Manifest {
     /// A [`ManifestError`] naming the line: TOML that does not parse, an unknown key, a
     /// value of the wrong type, a missing template or content file.
     pub fn parse(path: &Path, text: &str) -> Result<Self, ManifestError> {
-        let lines = Lines::new(text);
+        let lines = LineIndex::new(text.as_bytes());
         let err = |offset: Option<usize>, message: String| ManifestError {
             path: path.to_path_buf(),
-            line: offset.map_or(1, |o| lines.of(o)),
+            line: offset.map_or(1, |o| lines.line_of(o)),
             message,
         };
         let doc = toml_edit::Document::parse(text).map_err(|e| {
@@ -207,7 +194,7 @@ impl Manifest {
 
 /// What reading one entry needs.
 struct EntryCx<'a> {
-    lines: &'a Lines,
+    lines: &'a LineIndex,
     path: &'a Path,
     dir: &'a Path,
     table: &'a toml_edit::Table,
@@ -223,7 +210,7 @@ impl EntryCx<'_> {
             .or(self.header);
         ManifestError {
             path: self.path.to_path_buf(),
-            line: offset.map_or(1, |o| self.lines.of(o)),
+            line: offset.map_or(1, |o| self.lines.line_of(o)),
             message,
         }
     }
@@ -314,13 +301,16 @@ impl EntryCx<'_> {
             Some(f) => Some(Format::from_name(&f).ok_or_else(|| {
                 self.err(
                     Some("format"),
-                    format!("format `{f}`: unknown; use auto, shell, env, toml or jsonc"),
+                    format!(
+                        "format `{f}`: unknown; use auto, {}",
+                        Format::names().collect::<Vec<_>>().join(", ")
+                    ),
                 )
             })?),
         };
         let at = self.string("at")?;
         if let Some(a) = &at {
-            cli::parse_at(a).map_err(|m| self.err(Some("at"), m))?;
+            At::parse(a).map_err(|e| self.err(Some("at"), format!("`at`: {e}")))?;
         }
         let create = match self.table.get("create") {
             None => None,
@@ -342,7 +332,7 @@ impl EntryCx<'_> {
             }
         };
         Ok(Entry {
-            line: self.header.map_or(1, |o| self.lines.of(o)),
+            line: self.header.map_or(1, |o| self.lines.line_of(o)),
             path,
             what,
             owner_given: own.is_some() || owner.is_some(),
@@ -370,7 +360,7 @@ const XDG: &[(&str, &str)] = &[
 ///
 /// # Errors
 /// An unset variable without a default, `~user`, an unclosed `${`.
-pub fn expand(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+pub(crate) fn expand(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let get = |name: &str| env(name).filter(|v| !v.is_empty());
     let home = || get("HOME").ok_or_else(|| "HOME is not set".to_owned());
     let lookup = |name: &str| -> Option<Result<String, String>> {
@@ -474,14 +464,14 @@ struct Target<'m> {
 /// A target ready to run: its configuration, or why it cannot run.
 struct Job<'m> {
     target: Target<'m>,
-    cfg: Result<Config, String>,
+    cfg: Result<EditOptions, String>,
 }
 
 impl Job<'_> {
     /// The operations for the file's format: one `Sync` over every template's regions plus
     /// the blocks when any `[[file]]` reaches the file, else one `Set` per block. The same
     /// region from two entries must be the same body.
-    fn ops(&self, f: Format, manifest: &Path) -> Result<Vec<Op>, String> {
+    fn ops(&self, f: Format, manifest: &Path) -> Result<Work, Error> {
         let mut regions: Vec<Desired> = Vec::new();
         let mut from: BTreeMap<Identity, usize> = BTreeMap::new();
         let mut owners = BTreeSet::new();
@@ -492,19 +482,16 @@ impl Job<'_> {
                 What::Template { path, bytes } => {
                     any_template = true;
                     let owner = e.owner_given.then_some(e.owner.as_str());
-                    let ops = cli::template_ops_from(bytes, path, f, owner)?;
                     let mut found = Vec::new();
-                    for op in ops {
-                        if let Op::Sync {
-                            regions,
-                            owners: o,
-                            places: p,
-                        } = op
-                        {
-                            found.extend(regions);
-                            owners.extend(o);
-                            places.extend(p);
-                        }
+                    if let Op::Sync {
+                        regions,
+                        owners: o,
+                        places: p,
+                    } = engine::template_op_from(bytes, path, f, owner)?
+                    {
+                        found.extend(regions);
+                        owners.extend(o);
+                        places.extend(p);
                     }
                     found
                 }
@@ -522,34 +509,38 @@ impl Job<'_> {
                     if same {
                         continue;
                     }
-                    return Err(format!(
+                    return Err(Error::Usage(format!(
                         "{m}:{line} and {m}:{} give region \"{}\" of {} different bodies; \
                          keep one of them",
                         e.line,
                         d.id,
                         self.target.shown.display(),
                         m = manifest.display()
-                    ));
+                    )));
                 }
                 from.insert(d.id.clone(), e.line);
                 regions.push(d);
             }
         }
         if any_template {
-            Ok(vec![Op::Sync {
+            Ok(Work::Ops(vec![Op::Sync {
                 regions,
                 owners,
                 places,
-            }])
+            }]))
         } else {
-            Ok(regions.into_iter().map(Op::Set).collect())
+            Ok(Work::Ops(regions.into_iter().map(Op::Set).collect()))
         }
     }
 }
 
 /// The configuration of one target: the command line's, overridden by its entries' keys,
 /// which must agree where several entries set the same key.
-fn target_config(base: &Config, t: &Target<'_>, manifest: &Path) -> Result<Config, String> {
+fn target_config(
+    base: &EditOptions,
+    t: &Target<'_>,
+    manifest: &Path,
+) -> Result<EditOptions, String> {
     fn agree<T: PartialEq + Clone>(
         t: &Target<'_>,
         manifest: &Path,
@@ -581,46 +572,43 @@ fn target_config(base: &Config, t: &Target<'_>, manifest: &Path) -> Result<Confi
         cfg.format = Some(f);
     }
     if let Some(a) = agree(t, manifest, "at", |e| e.at.clone())? {
-        cfg.opts.at = cli::parse_at(&a)?;
+        cfg.plan.at = At::parse(&a).map_err(|e| format!("`at`: {e}"))?;
     }
     if let Some(c) = agree(t, manifest, "create", |e| e.create)? {
-        cfg.no_create = !c;
+        cfg.create = c;
     }
     if let Some(d) = agree(t, manifest, "on_drift", |e| e.on_drift)? {
-        cfg.opts.on_drift = d;
+        cfg.plan.on_drift = d;
     }
     Ok(cfg)
 }
 
-/// Files in a run from which a progress bar is shown (on a terminal).
-const BAR_FROM: usize = 64;
 /// Worker threads per core for `apply` (the work is mostly waiting on the disk).
 const IO_THREADS_PER_CORE: usize = 8;
 /// At most this many worker threads.
 const MAX_THREADS: usize = 64;
 
-/// Runs `apply`: every target of the manifest, in parallel (in order with `--dry-run`, so
-/// the diffs read as one), one report entry and exit code per target, in manifest order.
-pub(crate) fn run(manifest: &Path, cfg: &Config, out: &Out) -> Vec<(FileReport, u8)> {
+/// Runs `apply`: every target of the manifest, in parallel (in order with a dry run, so the
+/// diffs read as one), one outcome per target, in manifest order.
+pub fn run(manifest: &Path, opts: &EditOptions, reporter: &dyn Reporter) -> Vec<FileOutcome> {
+    let failed = |path: &Path, e: Error| engine::report_failure(path, opts.format, e, reporter);
     let text = match fs_err::read_to_string(manifest) {
         Ok(t) => t,
-        Err(e) => return vec![cli::failed(manifest, cfg, out, &e.to_string())],
+        Err(e) => return vec![failed(manifest, Error::Io(e.into()))],
     };
     let m = match Manifest::parse(manifest, &text) {
         Ok(m) => m,
         Err(e) => {
-            return vec![cli::failed(
+            return vec![failed(
                 manifest,
-                cfg,
-                out,
-                &format!("{e}; nothing was done"),
+                Error::Usage(format!("{e}; nothing was done")),
             )];
         }
     };
     let env = |k: &str| std::env::var(k).ok();
     // Where each entry's target really is (expanded, symlinks resolved), in parallel: it is
     // a few system calls per entry.
-    let located: Vec<Result<(PathBuf, PathBuf), (PathBuf, String)>> = m
+    let located: Vec<Result<(PathBuf, PathBuf), (PathBuf, Error)>> = m
         .entries
         .par_iter()
         .map(|e| {
@@ -628,22 +616,22 @@ pub(crate) fn run(manifest: &Path, cfg: &Config, out: &Out) -> Vec<(FileReport, 
                 .map(|p| m.dir.join(p))
                 .map_err(|msg| {
                     let msg = format!("{}:{}: `path`: {msg}", manifest.display(), e.line);
-                    (PathBuf::from(&e.path), msg)
+                    (PathBuf::from(&e.path), Error::Usage(msg))
                 })?;
             match io::resolve(&shown) {
-                Ok(real) => Ok((cli::canonical_path(&real), shown)),
-                Err(err) => Err((shown, err.to_string())),
+                Ok(real) => Ok((engine::canonical_path(&real), shown)),
+                Err(err) => Err((shown, err.into())),
             }
         })
         .collect();
-    let mut early: Vec<(usize, (FileReport, u8))> = Vec::new();
+    let mut early: Vec<(usize, FileOutcome)> = Vec::new();
     let mut targets: Vec<Target<'_>> = Vec::new();
     let mut index: HashMap<PathBuf, usize> = HashMap::new();
     for (e, loc) in m.entries.iter().zip(located) {
         let (canonical, shown) = match loc {
             Ok(l) => l,
-            Err((shown, msg)) => {
-                early.push((targets.len(), cli::failed(&shown, cfg, out, &msg)));
+            Err((shown, err)) => {
+                early.push((targets.len(), failed(&shown, err)));
                 continue;
             }
         };
@@ -661,34 +649,19 @@ pub(crate) fn run(manifest: &Path, cfg: &Config, out: &Out) -> Vec<(FileReport, 
     let jobs: Vec<Job<'_>> = targets
         .into_iter()
         .map(|target| Job {
-            cfg: target_config(cfg, &target, manifest),
+            cfg: target_config(opts, &target, manifest),
             target,
         })
         .collect();
-    let mut out = out.clone();
-    if jobs.len() >= BAR_FROM && !cfg.dry_run && !out.quiet && std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(jobs.len() as u64);
-        if let Ok(style) =
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} files {elapsed}")
-        {
-            bar.set_style(style);
+    reporter.start(jobs.len());
+    let one = |job: &Job<'_>| match &job.cfg {
+        Ok(c) => {
+            let work = |f: Format| job.ops(f, manifest);
+            engine::edit(&job.target.shown, c, &work, reporter)
         }
-        out.bar = Some(bar);
-    }
-    let one = |job: &Job<'_>| {
-        let r = match &job.cfg {
-            Ok(c) => {
-                let ops = |f: Format| job.ops(f, manifest);
-                cli::edit(&job.target.shown, c, &out, &ops)
-            }
-            Err(msg) => cli::failed(&job.target.shown, cfg, &out, msg),
-        };
-        if let Some(bar) = &out.bar {
-            bar.inc(1);
-        }
-        r
+        Err(msg) => failed(&job.target.shown, Error::Usage(msg.clone())),
     };
-    let results: Vec<(FileReport, u8)> = if cfg.dry_run {
+    let results: Vec<FileOutcome> = if opts.dry_run {
         jobs.iter().map(one).collect()
     } else {
         // Each file's write waits on fsync far more than it computes: more threads than
@@ -702,9 +675,7 @@ pub(crate) fn run(manifest: &Path, cfg: &Config, out: &Out) -> Vec<(FileReport, 
             Err(_) => jobs.par_iter().map(one).collect(),
         }
     };
-    if let Some(bar) = &out.bar {
-        bar.finish_and_clear();
-    }
+    reporter.end();
     // Entries whose path could not be expanded go where they were in the manifest.
     let mut all = Vec::with_capacity(results.len() + early.len());
     let mut early = early.into_iter().peekable();

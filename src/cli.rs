@@ -1,22 +1,19 @@
-//! The command line: clap structures, then a validated configuration, then one run per file.
-//! Printing and exit codes live here; everything else is in the library.
+//! The command line: clap structures, then validated [`EditOptions`], then one engine run per
+//! file. Everything printed and every exit code come from here; the library only reports.
 
-use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::io::{IsTerminal as _, Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Mutex;
 
+use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use regex::bytes::Regex;
-
-use crate::document::{Document, Foreign, State};
-use crate::format::{self, Format};
-use crate::io::{self, IoError};
-use crate::marker::Identity;
-use crate::plan::{self, At, Desired, OnDrift, Op, Options, PlanError};
-use crate::report::{self, FileReport, ProblemReport, Report};
-use crate::state::{FileState, Store};
+use demarcate::{
+    At, Desired, DetectError, EditOptions, Error, Event, FileOutcome, FileReport, Foreign, Format,
+    Identity, OnDrift, PlanError, PlanOptions, Problem, ProblemKind, ProblemReport, Report,
+    Reporter, State, Warning,
+};
 
 /// Manage regions between marker comments inside files people also edit by hand.
 #[derive(Debug, Parser)]
@@ -109,7 +106,7 @@ struct IdArgs {
 #[derive(Debug, Args)]
 struct Common {
     /// The file format; `auto` detects it from the name, then the shebang.
-    #[arg(long, global = true, default_value = "auto", value_parser = ["auto", "shell", "env", "toml", "jsonc"])]
+    #[arg(long, global = true, default_value = "auto", value_parser = format_names())]
     format: String,
     /// Print a unified diff of what would change; write nothing.
     #[arg(long, global = true)]
@@ -171,28 +168,47 @@ enum ColorArg {
     Never,
 }
 
-/// Exit codes (SPEC).
-const OK: u8 = 0;
-const FOUND: u8 = 1;
-const ERROR: u8 = 2;
-
-/// Output settings.
-#[derive(Clone)]
-pub(crate) struct Out {
-    pub(crate) json: bool,
-    pub(crate) quiet: bool,
-    pub(crate) color: bool,
-    /// A progress bar (apply on a terminal): messages are printed above it.
-    pub(crate) bar: Option<indicatif::ProgressBar>,
+/// The `--format` values: `auto`, then every format's name.
+fn format_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(std::iter::once("auto").chain(Format::names()))
 }
 
-impl Out {
+/// Exit codes (SPEC).
+const OK: u8 = 0;
+const ERROR: u8 = 2;
+
+/// Which command runs: the hints in messages name only flags it has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Command {
+    List,
+    Check,
+    Set,
+    Remove,
+    Repair,
+    Sync,
+    Apply,
+}
+
+/// The command line's [`Reporter`]: messages on standard error (above the progress bar),
+/// diffs on standard output.
+struct Printer {
+    command: Command,
+    json: bool,
+    quiet: bool,
+    color: bool,
+    bar: Mutex<Option<indicatif::ProgressBar>>,
+}
+
+/// Files in a run from which a progress bar is shown (on a terminal).
+const BAR_FROM: usize = 64;
+
+impl Printer {
     /// Writes one message line to standard error, above the progress bar if there is one.
     fn line(&self, text: &str) {
         let print = || {
             let _ = writeln!(std::io::stderr(), "{text}");
         };
-        match &self.bar {
+        match self.bar.lock().ok().as_deref().and_then(Option::as_ref) {
             Some(bar) => bar.suspend(print),
             None => print(),
         }
@@ -206,7 +222,7 @@ impl Out {
         }
     }
 
-    pub(crate) fn error(&self, msg: &str) {
+    fn error(&self, msg: &str) {
         self.line(&format!("{} {msg}", self.paint("1;31", "error:")));
     }
 
@@ -221,22 +237,205 @@ impl Out {
             self.line(msg);
         }
     }
+
+    fn print_diff(&self, diff: &str) {
+        let mut so = std::io::stdout().lock();
+        for line in diff.split_inclusive('\n') {
+            let painted = if !self.color {
+                line.to_owned()
+            } else if line.starts_with('+') && !line.starts_with("+++") {
+                self.paint("32", line.trim_end_matches('\n')) + "\n"
+            } else if line.starts_with('-') && !line.starts_with("---") {
+                self.paint("31", line.trim_end_matches('\n')) + "\n"
+            } else {
+                line.to_owned()
+            };
+            let _ = so.write_all(painted.as_bytes());
+        }
+    }
 }
 
-/// The validated configuration of an editing command.
-#[derive(Clone)]
-pub(crate) struct Config {
-    pub(crate) format: Option<Format>,
-    pub(crate) opts: Options,
-    pub(crate) dry_run: bool,
-    pub(crate) check: bool,
-    pub(crate) no_create: bool,
-    pub(crate) backup: bool,
-    pub(crate) validate: Option<String>,
+impl Reporter for Printer {
+    fn start(&self, files: usize) {
+        if files >= BAR_FROM && !self.quiet && std::io::stderr().is_terminal() {
+            let bar = indicatif::ProgressBar::new(files as u64);
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} files {elapsed}")
+            {
+                bar.set_style(style);
+            }
+            if let Ok(mut b) = self.bar.lock() {
+                *b = Some(bar);
+            }
+        }
+    }
+
+    fn event(&self, path: &Path, event: &Event<'_>) {
+        let p = path.display();
+        match event {
+            Event::Repaired { .. } | Event::Wrote(_) if self.json => {}
+            Event::Repaired { .. } | Event::Wrote(_) | Event::WouldChange | Event::BackedUp(_) => {
+                self.note(&format!("{p}: {event}"));
+            }
+            Event::Unchanged => {
+                if !self.json {
+                    self.note(&format!("{p}: {event}"));
+                }
+            }
+            Event::NotCreated => self.note(&format!("{p}: {event} (--no-create)")),
+            Event::Warning(w) => self.warn(&format!("{p}: {}", warning_text(w, self.command))),
+            Event::Failed(e) => self.error(&error_text(path, e)),
+        }
+    }
+
+    fn finished(&self, file: &FileOutcome) {
+        if let Some(diff) = &file.diff
+            && !self.json
+        {
+            self.print_diff(diff);
+        }
+        if let Ok(b) = self.bar.lock()
+            && let Some(bar) = b.as_ref()
+        {
+            bar.inc(1);
+        }
+    }
+
+    fn end(&self) {
+        if let Ok(mut b) = self.bar.lock()
+            && let Some(bar) = b.take()
+        {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// A warning in words, with the flags of `command` that act on it.
+fn warning_text(w: &Warning, command: Command) -> String {
+    let hint = match w {
+        Warning::DeletedByHand { left_out, .. }
+            if matches!(command, Command::Sync | Command::Apply) =>
+        {
+            if *left_out {
+                " (--respect-removals)"
+            } else {
+                " (pass --respect-removals to leave it out)"
+            }
+        }
+        Warning::KeptDrifted { .. } => " (pass --on-drift overwrite to replace it)",
+        Warning::NotMerged { .. } => "; pass --on-drift overwrite to replace it",
+        Warning::NotRemoved { pruning: false, .. } => {
+            " (pass --on-drift overwrite to remove it anyway)"
+        }
+        _ => "",
+    };
+    format!("{w}{hint}")
+}
+
+/// What is wrong with a problem, and how to fix it, in the command line's words.
+fn problem_help(p: &Problem) -> Option<String> {
+    match p.kind {
+        ProblemKind::Drift => {
+            Some("the edit is kept unless you pass --on-drift overwrite".to_owned())
+        }
+        _ => p.help.clone(),
+    }
+}
+
+fn problem_text(p: &Problem) -> String {
+    match problem_help(p) {
+        Some(h) => format!("{}; {h}", p.message),
+        None => p.message.clone(),
+    }
+}
+
+fn problem_report(p: &Problem) -> ProblemReport {
+    ProblemReport {
+        kind: p.kind.as_str().to_owned(),
+        line: p.line,
+        column: p.column,
+        message: problem_text(p),
+    }
+}
+
+/// An error in words, naming the file and the flags that help.
+fn error_text(path: &Path, e: &Error) -> String {
+    let p = path.display();
+    match e {
+        Error::Io(e) => e.to_string(),
+        Error::Template(e) => e.to_string(),
+        Error::Usage(msg) => msg.clone(),
+        Error::NoSuchFile | Error::NotUtf8(_) => format!("{p}: {e}"),
+        Error::Detect(d) => {
+            let hint = match d {
+                DetectError::Unknown => format!(
+                    "; pass --format {}",
+                    Format::names().collect::<Vec<_>>().join("|")
+                ),
+                DetectError::PlainJson => {
+                    "; pass --format jsonc if every reader of this file accepts JSONC".to_owned()
+                }
+                DetectError::Fish => String::new(),
+            };
+            format!("{p}: {d}{hint}")
+        }
+        Error::Validate(e) => format!("{p}: {e}; nothing was written"),
+        Error::Plan(_) | Error::Unrepairable(_) => {
+            let text = match e {
+                Error::Plan(PlanError::Drift { id, line }) => format!(
+                    "{line}:1: region \"{id}\" was edited by hand (--on-drift fail); keep the \
+                     edit with --on-drift keep or replace it with --on-drift overwrite"
+                ),
+                Error::Plan(PlanError::DuplicateKey { line, message }) => format!(
+                    "the result would not be valid: line {line}: {message} (duplicate-key; \
+                     pass --force to write it anyway)"
+                ),
+                _ => e.to_string(),
+            };
+            let hint = if matches!(e, Error::Plan(PlanError::Blocked(_))) {
+                " (run `demarcate check` for details)"
+            } else {
+                ""
+            };
+            let sep = if text.starts_with(|c: char| c.is_ascii_digit()) {
+                ":"
+            } else {
+                ": "
+            };
+            let msg = format!("{p}{sep}{text}; nothing was written{hint}");
+            msg.replace(
+                "; nothing was written; nothing was written",
+                "; nothing was written",
+            )
+        }
+    }
+}
+
+/// One file's entry of the JSON report.
+fn file_report(o: &FileOutcome, command: Command) -> FileReport {
+    FileReport {
+        path: o.path.display().to_string(),
+        format: o.format.map(Format::name).unwrap_or_default().to_owned(),
+        changed: o.changed,
+        regions: o.regions.clone(),
+        problems: o.problems.iter().map(problem_report).collect(),
+        repairs: o
+            .repairs
+            .iter()
+            .map(|r| format!("line {}: {} ({})", r.line, r.what, r.kind.as_str()))
+            .collect(),
+        warnings: o
+            .warnings
+            .iter()
+            .map(|w| warning_text(w, command))
+            .collect(),
+        error: o.error.as_ref().map(|e| error_text(&o.path, e)),
+        diff: o.diff.clone(),
+    }
 }
 
 /// Runs the command line `args` (program name first) and returns the exit code.
-pub fn run<I, T>(args: I) -> ExitCode
+pub(crate) fn run<I, T>(args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -254,65 +453,74 @@ where
         ColorArg::Never => false,
         ColorArg::Auto => std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal(),
     };
-    let out = Out {
+    let command = match &cli.cmd {
+        Cmd::List { .. } => Command::List,
+        Cmd::Check { .. } => Command::Check,
+        Cmd::Set { .. } => Command::Set,
+        Cmd::Remove { .. } => Command::Remove,
+        Cmd::Repair { .. } => Command::Repair,
+        Cmd::Sync { .. } => Command::Sync,
+        Cmd::Apply { .. } => Command::Apply,
+    };
+    let out = Printer {
+        command,
         json: c.json,
         quiet: c.quiet,
         color,
-        bar: None,
+        bar: Mutex::new(None),
     };
-    let cfg = match config(c) {
-        Ok(cfg) => cfg,
+    let mut opts = match config(c) {
+        Ok(o) => o,
         Err(msg) => {
             out.error(&msg);
             return ExitCode::from(ERROR);
         }
     };
-    let mut report = Report::default();
-    let mut code = OK;
-    let mut add = |(entry, c): (FileReport, u8)| {
-        code = code.max(c);
-        report.files.push(entry);
+    let mut outcomes: Vec<FileOutcome> = Vec::new();
+    let usage = |target: &Path, opts: &EditOptions, msg: String| {
+        out.error(&msg);
+        FileOutcome {
+            path: target.to_path_buf(),
+            format: opts.format,
+            error: Some(Error::Usage(msg)),
+            ..FileOutcome::default()
+        }
     };
     match &cli.cmd {
-        Cmd::List { targets } => targets
-            .iter()
-            .for_each(|t| add(read_only(t, &cfg, &out, false))),
-        Cmd::Check { targets } => targets
-            .iter()
-            .for_each(|t| add(read_only(t, &cfg, &out, true))),
+        Cmd::List { targets } => {
+            for t in targets {
+                let o = demarcate::list(t, &opts);
+                print_read_only(&o, &out, false);
+                outcomes.push(o);
+            }
+        }
+        Cmd::Check { targets } => {
+            for t in targets {
+                let o = demarcate::check(t, &opts);
+                print_read_only(&o, &out, true);
+                outcomes.push(o);
+            }
+        }
         Cmd::Set {
             target,
             id,
             content,
             content_file,
-        } => {
-            match identity(id, &cfg).and_then(|identity| {
+        } => outcomes.push(
+            match identity(id, &opts).and_then(|identity| {
                 body_from(content.as_deref(), content_file.as_deref()).map(|b| (identity, b))
             }) {
-                Ok((identity, body)) => {
-                    let ops = vec![Op::Set(Desired { id: identity, body })];
-                    add(edit(target, &cfg, &out, &|_| Ok(ops.clone())));
-                }
-                Err(msg) => add(failed(target, &cfg, &out, &msg)),
-            }
-        }
-        Cmd::Remove { target, id } => match identity(id, &cfg) {
-            Ok(identity) => {
-                let ops = vec![Op::Remove(identity)];
-                add(edit(target, &cfg, &out, &|_| Ok(ops.clone())));
-            }
-            Err(msg) => add(failed(target, &cfg, &out, &msg)),
-        },
+                Ok((id, body)) => demarcate::set(target, Desired { id, body }, &opts, &out),
+                Err(msg) => usage(target, &opts, msg),
+            },
+        ),
+        Cmd::Remove { target, id } => outcomes.push(match identity(id, &opts) {
+            Ok(id) => demarcate::remove(target, id, &opts, &out),
+            Err(msg) => usage(target, &opts, msg),
+        }),
         Cmd::Repair { targets, template } => {
             for t in targets {
-                let ops = |f: Format| {
-                    let template = match template {
-                        Some(p) => template_regions(p, f, None)?,
-                        None => Vec::new(),
-                    };
-                    Ok(vec![Op::Repair { template }])
-                };
-                add(edit(t, &cfg, &out, &ops));
+                outcomes.push(demarcate::repair(t, template.as_deref(), &opts, &out));
             }
         }
         Cmd::Sync {
@@ -321,25 +529,28 @@ where
             owner,
             respect_removals,
         } => {
-            let mut cfg = cfg.clone();
-            cfg.opts.respect_removals = *respect_removals;
+            opts.plan.respect_removals = *respect_removals;
             for t in targets {
-                let ops = |f: Format| template_ops(template, f, owner.as_deref());
-                add(edit(t, &cfg, &out, &ops));
+                outcomes.push(demarcate::sync(t, template, owner.as_deref(), &opts, &out));
             }
         }
         Cmd::Apply {
             manifest,
             respect_removals,
         } => {
-            let mut cfg = cfg.clone();
-            cfg.opts.respect_removals = *respect_removals;
-            crate::apply::run(manifest, &cfg, &out)
-                .into_iter()
-                .for_each(&mut add);
+            opts.plan.respect_removals = *respect_removals;
+            outcomes = demarcate::apply(manifest, &opts, &out);
         }
     }
+    let mut code = outcomes
+        .iter()
+        .map(FileOutcome::exit_code)
+        .max()
+        .unwrap_or(OK);
     if out.json {
+        let report = Report {
+            files: outcomes.iter().map(|o| file_report(o, command)).collect(),
+        };
         match serde_json::to_string_pretty(&report) {
             Ok(s) => {
                 let _ = writeln!(std::io::stdout(), "{s}");
@@ -353,14 +564,17 @@ where
     ExitCode::from(code)
 }
 
-fn config(c: &Common) -> Result<Config, String> {
+fn config(c: &Common) -> Result<EditOptions, String> {
     let format = match c.format.as_str() {
         "auto" => None,
         name => Some(Format::from_name(name).ok_or_else(|| {
-            format!("--format {name}: unknown format; use shell, env, toml or jsonc")
+            format!(
+                "--format {name}: unknown format; use {}",
+                Format::names().collect::<Vec<_>>().join(", ")
+            )
         })?),
     };
-    let at = parse_at(&c.at)?;
+    let at = At::parse(&c.at).map_err(|e| format!("--at {e}"))?;
     let on_drift = match c.on_drift {
         DriftArg::Keep => OnDrift::Keep,
         DriftArg::Overwrite => OnDrift::Overwrite,
@@ -370,66 +584,40 @@ fn config(c: &Common) -> Result<Config, String> {
     if let Some(v) = &c.validate
         && !v.contains("%s")
     {
-        return Err(IoError::ValidateNoPlaceholder.to_string());
+        return Err(
+            "--validate needs `%s` where the path of the file to check goes, e.g. --validate 'bash -n %s'"
+                .to_owned(),
+        );
     }
-    Ok(Config {
+    let foreign = match (&c.marker_begin, &c.marker_end) {
+        (Some(b), Some(e)) if !b.trim().is_empty() && b.trim() != e.trim() => Some(Foreign {
+            begin: b.trim().to_owned(),
+            end: e.trim().to_owned(),
+        }),
+        (Some(_), Some(_)) => {
+            return Err(
+                "--marker-begin and --marker-end must be two different, non-empty lines".to_owned(),
+            );
+        }
+        _ => None,
+    };
+    Ok(EditOptions {
         format,
-        opts: Options {
+        plan: PlanOptions {
             at,
             on_drift,
             hash: !c.no_hash,
             force: c.force,
-            eof_break_added: BTreeSet::new(),
-            foreign: match (&c.marker_begin, &c.marker_end) {
-                (Some(b), Some(e)) if !b.trim().is_empty() && b.trim() != e.trim() => {
-                    Some(Foreign {
-                        begin: b.trim().to_owned(),
-                        end: e.trim().to_owned(),
-                    })
-                }
-                (Some(_), Some(_)) => {
-                    return Err(
-                        "--marker-begin and --marker-end must be two different, non-empty lines"
-                            .to_owned(),
-                    );
-                }
-                _ => None,
-            },
-            ..Options::default()
+            foreign,
+            ..PlanOptions::default()
         },
         dry_run: c.dry_run,
         check: c.check,
-        no_create: c.no_create,
+        create: !c.no_create,
         backup: c.backup,
         validate: c.validate.clone(),
+        ..EditOptions::default()
     })
-}
-
-pub(crate) fn parse_at(s: &str) -> Result<At, String> {
-    let re = |r: &str| {
-        Regex::new(r).map_err(|e| format!("--at {s}: not a valid regular expression: {e}"))
-    };
-    match s {
-        "" => Ok(At::Default),
-        "end" => Ok(At::End),
-        "start" => Ok(At::Start),
-        _ => {
-            if let Some(r) = s.strip_prefix("after:") {
-                Ok(At::After(re(r)?))
-            } else if let Some(r) = s.strip_prefix("before:") {
-                Ok(At::Before(re(r)?))
-            } else if let Some(t) = s.strip_prefix("table:") {
-                Ok(At::Table(t.to_owned()))
-            } else if s.starts_with('/') {
-                Ok(At::Pointer(s.to_owned()))
-            } else {
-                Err(format!(
-                    "--at {s}: expected end, start, after:REGEX, before:REGEX, table:NAME (TOML) \
-                     or /json/pointer (JSONC)"
-                ))
-            }
-        }
-    }
 }
 
 fn body_from(content: Option<&str>, file: Option<&Path>) -> Result<Vec<u8>, String> {
@@ -456,176 +644,66 @@ fn body_from(content: Option<&str>, file: Option<&Path>) -> Result<Vec<u8>, Stri
 }
 
 /// The identity a command addresses: `--owner`/`--name`, or the foreign block.
-fn identity(id: &IdArgs, cfg: &Config) -> Result<Identity, String> {
-    match (&id.name, &cfg.opts.foreign) {
+fn identity(id: &IdArgs, opts: &EditOptions) -> Result<Identity, String> {
+    match (&id.name, &opts.plan.foreign) {
         (Some(name), _) => Ok(Identity::new(&id.owner, name)),
         (None, Some(f)) => Ok(f.identity()),
         (None, None) => Err("the region needs a name: --name NAME (or --marker-begin/--marker-end for a foreign block)".to_owned()),
     }
 }
 
-/// The regions of a template file, in order, optionally of one owner only.
-fn template_regions(
-    template: &Path,
-    f: Format,
-    owner: Option<&str>,
-) -> Result<Vec<Desired>, String> {
-    match template_ops(template, f, owner)?.pop() {
-        Some(Op::Sync { regions, .. }) => Ok(regions),
-        _ => Ok(Vec::new()),
+/// The human output of `list` and `check`.
+fn print_read_only(o: &FileOutcome, out: &Printer, check: bool) {
+    if let Some(e) = &o.error {
+        out.error(&error_text(&o.path, e));
+        return;
     }
-}
-
-pub(crate) fn template_ops(
-    template: &Path,
-    f: Format,
-    owner: Option<&str>,
-) -> Result<Vec<Op>, String> {
-    let bytes = io::read(template)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("{}: the template does not exist", template.display()))?;
-    template_ops_from(&bytes, template, f, owner)
-}
-
-/// [`template_ops`] on a template already read.
-pub(crate) fn template_ops_from(
-    bytes: &[u8],
-    template: &Path,
-    f: Format,
-    owner: Option<&str>,
-) -> Result<Vec<Op>, String> {
-    if std::str::from_utf8(bytes).is_err() {
-        return Err(format!(
-            "{}: the template is not valid UTF-8; save it as UTF-8",
-            template.display()
-        ));
+    if out.json {
+        return;
     }
-    let doc = Document::parse(bytes, f.syntax());
-    if let Some(p) = doc.problems.iter().find(|p| p.kind.blocks()) {
-        return Err(format!(
-            "{}:{}:{}: {} (in the template)",
-            template.display(),
+    if check {
+        print_problems(o, out);
+        return;
+    }
+    print_list(o);
+    for p in &o.problems {
+        out.warn(&format!(
+            "{}:{}:{}: {}",
+            o.path.display(),
             p.line,
             p.column,
-            p.message
+            problem_text(p)
         ));
     }
-    let regions: Vec<Desired> = doc
-        .regions
-        .iter()
-        .filter(|r| owner.is_none_or(|o| r.id.owner == o))
-        .map(|r| Desired {
-            id: r.id.clone(),
-            body: r.body.of(bytes).to_vec(),
-        })
-        .collect();
-    let owners: BTreeSet<String> = match owner {
-        Some(o) => [o.to_owned()].into(),
-        None => regions.iter().map(|d| d.id.owner.clone()).collect(),
-    };
-    let places = doc
-        .regions
-        .iter()
-        .filter_map(|r| f.syntax().template_at(&doc, r).map(|at| (r.id.clone(), at)))
-        .collect();
-    Ok(vec![Op::Sync {
-        regions,
-        owners,
-        places,
-    }])
 }
 
-fn entry(path: &Path, format: Option<Format>) -> FileReport {
-    FileReport {
-        path: path.display().to_string(),
-        format: format.map(Format::name).unwrap_or_default().to_owned(),
-        ..FileReport::default()
-    }
-}
-
-pub(crate) fn failed(path: &Path, cfg: &Config, out: &Out, msg: &str) -> (FileReport, u8) {
-    out.error(msg);
-    let mut e = entry(path, cfg.format);
-    e.error = Some(msg.to_owned());
-    (e, ERROR)
-}
-
-fn detect(path: &Path, cfg: &Config, head: &[u8]) -> Result<Format, String> {
-    match cfg.format {
-        Some(f) => Ok(f),
-        None => format::detect(path, head).map_err(|e| format!("{}: {e}", path.display())),
-    }
-}
-
-/// `list` and `check`.
-fn read_only(path: &Path, cfg: &Config, out: &Out, check: bool) -> (FileReport, u8) {
-    let src = match io::read(path) {
-        Ok(Some(s)) => s,
-        Ok(None) => return failed(path, cfg, out, &format!("{}: no such file", path.display())),
-        Err(e) => return failed(path, cfg, out, &e.to_string()),
-    };
-    let f = match detect(path, cfg, &src) {
-        Ok(f) => f,
-        Err(msg) => return failed(path, cfg, out, &msg),
-    };
-    let doc = Document::parse_with(&src, f.syntax(), cfg.opts.foreign.as_ref());
-    let mut e = entry(path, Some(f));
-    e.regions = report::regions(&doc, &[]);
-    e.problems = doc.problems.iter().map(ProblemReport::from).collect();
-    if !out.json {
-        if check {
-            print_problems(path, &src, &doc, out);
-        } else {
-            print_list(path, &e);
-            for p in &doc.problems {
-                out.warn(&format!(
-                    "{}:{}:{}: {}",
-                    path.display(),
-                    p.line,
-                    p.column,
-                    p.message
-                ));
-            }
-        }
-    }
-    let code = if check && !doc.problems.is_empty() {
-        FOUND
-    } else {
-        OK
-    };
-    (e, code)
-}
-
-fn print_list(path: &Path, e: &FileReport) {
+fn print_list(o: &FileOutcome) {
+    let path = o.path.display();
     let mut so = std::io::stdout().lock();
-    if e.regions.is_empty() {
-        let _ = writeln!(so, "{}: no regions", path.display());
+    if o.regions.is_empty() {
+        let _ = writeln!(so, "{path}: no regions");
     }
-    for r in &e.regions {
+    for r in &o.regions {
         let id = Identity::new(&r.owner, &r.name);
         let _ = writeln!(
             so,
-            "{}:{}-{}\t{}\t{}",
-            path.display(),
-            r.begin_line,
-            r.end_line,
-            id,
-            r.state
+            "{path}:{}-{}\t{id}\t{}",
+            r.begin_line, r.end_line, r.state
         );
     }
 }
 
-fn print_problems(path: &Path, src: &[u8], doc: &Document<'_>, out: &Out) {
+fn print_problems(o: &FileOutcome, out: &Printer) {
     use annotate_snippets::{AnnotationKind, Level, Renderer, Snippet};
     let renderer = if out.color {
         Renderer::styled()
     } else {
         Renderer::plain()
     };
-    let shown = path.display().to_string();
+    let shown = o.path.display().to_string();
     let mut se = std::io::stderr().lock();
-    for p in &doc.problems {
-        let text = nth_line(src, p.line);
+    for p in &o.problems {
+        let text = o.problem_lines.get(&p.line).cloned().unwrap_or_default();
         let col = p.column.saturating_sub(1).min(text.len());
         let end = (col + 1).min(text.len()).max(col);
         let level = if p.kind.blocks() {
@@ -633,12 +711,9 @@ fn print_problems(path: &Path, src: &[u8], doc: &Document<'_>, out: &Out) {
         } else {
             Level::WARNING
         };
-        let (what, fix) = match p.message.split_once("; ") {
-            Some((w, f)) => (w.to_owned(), Some(f.to_owned())),
-            None => (p.message.clone(), None),
-        };
+        let fix = problem_help(p);
         let mut group = level
-            .primary_title(what.as_str())
+            .primary_title(p.message.as_str())
             .id(p.kind.as_str())
             .element(
                 Snippet::source(text.as_str())
@@ -654,10 +729,10 @@ fn print_problems(path: &Path, src: &[u8], doc: &Document<'_>, out: &Out) {
     if !out.quiet {
         let mut owners: std::collections::BTreeMap<&str, (usize, usize)> =
             std::collections::BTreeMap::new();
-        for r in &doc.regions {
-            let e = owners.entry(r.id.owner.as_str()).or_default();
+        for r in &o.regions {
+            let e = owners.entry(r.owner.as_str()).or_default();
             e.0 += 1;
-            if r.state == crate::document::State::Drifted {
+            if r.state == State::Drifted.as_str() {
                 e.1 += 1;
             }
         }
@@ -673,11 +748,11 @@ fn print_problems(path: &Path, src: &[u8], doc: &Document<'_>, out: &Out) {
                 format!("{who}: {n} region{}{drift}", if *n == 1 { "" } else { "s" })
             })
             .collect();
-        let problems = doc.problems.len();
+        let problems = o.problems.len();
         let _ = writeln!(
             se,
             "{}: {}{}",
-            path.display(),
+            shown,
             if problems == 0 {
                 "ok".to_owned()
             } else {
@@ -689,298 +764,5 @@ fn print_problems(path: &Path, src: &[u8], doc: &Document<'_>, out: &Out) {
                 format!(" ({})", summary.join("; "))
             }
         );
-    }
-}
-
-fn nth_line(src: &[u8], line: usize) -> String {
-    let l = src
-        .split(|b| *b == b'\n')
-        .nth(line.saturating_sub(1))
-        .unwrap_or_default();
-    let l = l.strip_suffix(b"\r").unwrap_or(l);
-    String::from_utf8_lossy(l).into_owned()
-}
-
-/// How many times a file that changed between read and write is re-read.
-const ATTEMPTS: usize = 5;
-
-/// `set`, `remove`, `sync` (and `apply`, per file): plan, show or write one file.
-pub(crate) fn edit(
-    path: &Path,
-    cfg: &Config,
-    out: &Out,
-    ops: &dyn Fn(Format) -> Result<Vec<Op>, String>,
-) -> (FileReport, u8) {
-    let real = match io::resolve(path) {
-        Ok(r) => r,
-        Err(e) => return failed(path, cfg, out, &e.to_string()),
-    };
-    let _lock = match io::lock(&real) {
-        Ok(l) => l,
-        Err(e) => return failed(path, cfg, out, &e.to_string()),
-    };
-    for _ in 0..ATTEMPTS {
-        let existing = match io::read(&real) {
-            Ok(s) => s,
-            Err(e) => return failed(path, cfg, out, &e.to_string()),
-        };
-        let missing = existing.is_none();
-        let src = existing.unwrap_or_default();
-        let f = match detect(path, cfg, &src) {
-            Ok(f) => f,
-            Err(msg) => return failed(path, cfg, out, &msg),
-        };
-        let ops = match ops(f) {
-            Ok(o) => o,
-            Err(msg) => return failed(path, cfg, out, &msg),
-        };
-        if missing && (cfg.no_create || ops.iter().all(|o| matches!(o, Op::Remove(_)))) {
-            if cfg.no_create {
-                out.note(&format!(
-                    "{}: does not exist; not created (--no-create)",
-                    path.display()
-                ));
-            }
-            return (entry(path, Some(f)), OK);
-        }
-        if f.syntax().requires_utf8() && std::str::from_utf8(&src).is_err() {
-            let msg = format!(
-                "{}: not valid UTF-8, which {} files must be",
-                path.display(),
-                f.name()
-            );
-            return failed(path, cfg, out, &msg);
-        }
-        let doc = Document::parse_with(&src, f.syntax(), cfg.opts.foreign.as_ref());
-        let canonical = canonical_path(&real);
-        let store = Store::for_user();
-        let known = store
-            .as_ref()
-            .map(|s| s.load(&canonical))
-            .unwrap_or_default();
-        let mut opts = cfg.opts.clone();
-        opts.eof_break_added = doc
-            .regions
-            .iter()
-            .filter(|r| {
-                known
-                    .regions
-                    .get(&r.id.to_string())
-                    .is_some_and(|k| k.eof_break)
-            })
-            .map(|r| r.id.clone())
-            .collect();
-        opts.known = known.regions.keys().cloned().collect();
-        if let (OnDrift::Merge, Some(store)) = (opts.on_drift, &store) {
-            for r in doc.regions.iter().filter(|r| r.state == State::Drifted) {
-                if let Some(h) = r.begin.marker.hash()
-                    && let Some(base) = store.body(h)
-                {
-                    opts.bases.insert(h.to_owned(), base);
-                }
-            }
-        }
-        let planned = match plan::plan(&doc, f.syntax(), &ops, &opts) {
-            Ok(p) => p,
-            Err(e) => return plan_failed(path, cfg, out, f, &doc, &e),
-        };
-        let changed = planned.changes(&src);
-        let new_doc = Document::parse_with(&planned.new, f.syntax(), cfg.opts.foreign.as_ref());
-        let mut e = entry(path, Some(f));
-        e.changed = changed;
-        e.regions = report::regions(&new_doc, &planned.outcomes);
-        e.problems = new_doc.problems.iter().map(ProblemReport::from).collect();
-        e.warnings.clone_from(&planned.warnings);
-        e.repairs = planned
-            .repairs
-            .iter()
-            .map(|r| format!("line {}: {} ({})", r.line, r.what, r.kind.as_str()))
-            .collect();
-        if !out.json {
-            for r in &e.repairs {
-                let verb = if cfg.dry_run || cfg.check {
-                    "would fix"
-                } else {
-                    "fixed"
-                };
-                out.note(&format!("{}: {verb} {r}", path.display()));
-            }
-        }
-        for w in &planned.warnings {
-            out.warn(&format!("{}: {w}", path.display()));
-        }
-        if cfg.dry_run {
-            if changed {
-                print_diff(path, &src, &planned.new, out);
-            }
-            let code = if cfg.check && changed { FOUND } else { OK };
-            return (e, code);
-        }
-        if cfg.check {
-            if changed {
-                out.note(&format!("{}: would change", path.display()));
-                return (e, FOUND);
-            }
-            return (e, OK);
-        }
-        if !changed {
-            if !out.json && planned.warnings.is_empty() {
-                out.note(&format!("{}: unchanged", path.display()));
-            }
-            return (e, OK);
-        }
-        let staged = match io::stage(&real, &planned.new) {
-            Ok(s) => s,
-            Err(err) => return failed(path, cfg, out, &err.to_string()),
-        };
-        if let Some(cmd) = &cfg.validate
-            && let Err(err) = io::run_validate(cmd, staged.path())
-        {
-            let msg = format!("{}: {err}; nothing was written", path.display());
-            return failed(path, cfg, out, &msg);
-        }
-        // Someone else (an editor, another tool) may have written the file meanwhile.
-        match io::read(&real) {
-            Ok(now) if now.as_deref() == (!missing).then_some(src.as_slice()) => {}
-            Ok(_) => continue,
-            Err(err) => return failed(path, cfg, out, &err.to_string()),
-        }
-        if cfg.backup && !missing {
-            match io::backup(&real) {
-                Ok(b) => out.note(&format!("{}: backup in {}", path.display(), b.display())),
-                Err(err) => return failed(path, cfg, out, &err.to_string()),
-            }
-        }
-        if let Err(err) = staged.commit() {
-            return failed(path, cfg, out, &err.to_string());
-        }
-        if let Some(store) = &store
-            && let Err(err) = remember(store, &canonical, known, &planned.outcomes)
-        {
-            out.warn(&format!(
-                "{}: the edit is written, but the state store could not be updated: {err}",
-                path.display()
-            ));
-        }
-        if !out.json {
-            for o in &planned.outcomes {
-                out.note(&format!(
-                    "{}: {} \"{}\"",
-                    path.display(),
-                    o.action.as_str(),
-                    o.id
-                ));
-            }
-        }
-        return (e, OK);
-    }
-    failed(
-        path,
-        cfg,
-        out,
-        &IoError::Busy(path.to_path_buf()).to_string(),
-    )
-}
-
-/// The file's absolute path with symlinks resolved (the state store's key).
-pub(crate) fn canonical_path(real: &Path) -> PathBuf {
-    if let Ok(c) = std::fs::canonicalize(real) {
-        return c;
-    }
-    let parent = real
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    match (std::fs::canonicalize(parent), real.file_name()) {
-        (Ok(dir), Some(name)) => dir.join(name),
-        _ => real.to_path_buf(),
-    }
-}
-
-/// Records in the state store what an edit wrote.
-fn remember(
-    store: &Store,
-    canonical: &Path,
-    mut known: FileState,
-    outcomes: &[plan::Outcome],
-) -> std::io::Result<()> {
-    use plan::Action;
-    for o in outcomes {
-        let key = o.id.to_string();
-        match o.action {
-            Action::Inserted | Action::Updated | Action::Merged => {
-                let entry = known.regions.entry(key).or_default();
-                if let Some((hash, body)) = &o.written {
-                    store.save_body(hash, body)?;
-                    entry.hash = Some(hash.clone());
-                }
-                // A new insertion decides afresh whether it added a line break; an update
-                // keeps what the insertion recorded.
-                if o.action == Action::Inserted {
-                    entry.eof_break = o.eof_break;
-                }
-            }
-            Action::Removed | Action::Pruned => {
-                known.regions.remove(&key);
-            }
-            Action::Unchanged | Action::KeptDrifted => {}
-        }
-    }
-    store.save(canonical, &known)
-}
-
-fn plan_failed(
-    path: &Path,
-    cfg: &Config,
-    out: &Out,
-    f: Format,
-    doc: &Document<'_>,
-    err: &PlanError,
-) -> (FileReport, u8) {
-    let hint = if matches!(err, PlanError::Blocked(_)) {
-        " (run `demarcate check` for details)"
-    } else {
-        ""
-    };
-    let text = err.to_string();
-    let sep = if text.starts_with(|c: char| c.is_ascii_digit()) {
-        ":"
-    } else {
-        ": "
-    };
-    let msg = format!("{}{sep}{text}; nothing was written{hint}", path.display());
-    let msg = msg.replace(
-        "; nothing was written; nothing was written",
-        "; nothing was written",
-    );
-    let (mut e, code) = failed(path, cfg, out, &msg);
-    e.format = f.name().to_owned();
-    e.regions = report::regions(doc, &[]);
-    e.problems = doc.problems.iter().map(ProblemReport::from).collect();
-    (e, code)
-}
-
-fn print_diff(path: &Path, old: &[u8], new: &[u8], out: &Out) {
-    let old = String::from_utf8_lossy(old);
-    let new = String::from_utf8_lossy(new);
-    let name = path.display().to_string();
-    let diff = similar::TextDiff::from_lines(old.as_ref(), new.as_ref());
-    let text = diff
-        .unified_diff()
-        .context_radius(3)
-        .header(&format!("a/{name}"), &format!("b/{name}"))
-        .to_string();
-    let mut so = std::io::stdout().lock();
-    for line in text.split_inclusive('\n') {
-        let painted = if !out.color {
-            line.to_owned()
-        } else if line.starts_with('+') && !line.starts_with("+++") {
-            out.paint("32", line.trim_end_matches('\n')) + "\n"
-        } else if line.starts_with('-') && !line.starts_with("---") {
-            out.paint("31", line.trim_end_matches('\n')) + "\n"
-        } else {
-            line.to_owned()
-        };
-        let _ = so.write_all(painted.as_bytes());
     }
 }

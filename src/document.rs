@@ -1,9 +1,10 @@
 //! A parsed file: its regions, their states, and the problems found, all as spans into the
 //! original bytes. No I/O.
 
-use crate::format::{KeyPolicy, Syntax};
 use crate::hash;
-use crate::lex::{Lexed, Span};
+use crate::lex::{KeyPolicy, Lexed, Lexer, Scan, Span};
+use crate::lines::{LineCounter, bom_len};
+pub(crate) use crate::lines::{eol_of, line_end, line_start};
 use crate::marker::{self, Identity, Kind, Marker};
 use crate::problem::{Problem, ProblemKind};
 
@@ -69,7 +70,6 @@ impl Region {
 }
 
 /// A parsed file.
-#[derive(Debug)]
 pub struct Document<'a> {
     /// The original bytes.
     pub src: &'a [u8],
@@ -85,6 +85,28 @@ pub struct Document<'a> {
     pub marker_lines: Vec<Span>,
     /// Comments that are almost markers, with the marker each was likely meant to be.
     pub near_misses: Vec<(Span, marker::NearMiss)>,
+    /// The format's own record of the file, made by the pass that lexed it.
+    pub scan: Option<Scan>,
+}
+
+impl std::fmt::Debug for Document<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Document")
+            .field("lexed", &self.lexed)
+            .field("regions", &self.regions)
+            .field("problems", &self.problems)
+            .field("eol", &self.eol)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One desired region: what a template or a command says a region should hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Desired {
+    /// Owner and name.
+    pub id: Identity,
+    /// The body as given (any line endings; a final line break is added if missing).
+    pub body: Vec<u8>,
 }
 
 /// Literal marker lines for blocks that do not fit the grammar, such as conda's
@@ -133,87 +155,32 @@ impl Foreign {
     }
 }
 
-/// Counts lines incrementally for offsets given in increasing order.
-struct LineCounter<'a> {
-    src: &'a [u8],
-    pos: usize,
-    line: usize,
-}
-
-impl<'a> LineCounter<'a> {
-    const fn new(src: &'a [u8]) -> Self {
-        Self {
-            src,
-            pos: 0,
-            line: 1,
-        }
-    }
-
-    fn line_of(&mut self, offset: usize) -> usize {
-        if offset < self.pos {
-            self.pos = 0;
-            self.line = 1;
-        }
-        self.line += memchr::memchr_iter(b'\n', &self.src[self.pos..offset]).count();
-        self.pos = offset;
-        self.line
-    }
-}
-
-/// Start of the line holding `offset`.
-#[must_use]
-pub fn line_start(src: &[u8], offset: usize) -> usize {
-    memchr::memrchr(b'\n', &src[..offset]).map_or(0, |i| i + 1)
-}
-
 /// Start of the line holding `offset`, after a BOM: a marker line on the first line of a
 /// file with a BOM starts after it, so that rewriting or removing the region keeps the BOM.
 fn marker_line_start(src: &[u8], offset: usize) -> usize {
     let ls = line_start(src, offset);
-    if ls == 0 && src.starts_with(b"\xef\xbb\xbf") {
-        3
-    } else {
-        ls
-    }
-}
-
-/// End of the line holding `offset`, after its `\n` (or the end of input).
-#[must_use]
-pub fn line_end(src: &[u8], offset: usize) -> usize {
-    memchr::memchr(b'\n', &src[offset..]).map_or(src.len(), |i| offset + i + 1)
-}
-
-/// The line ending style of `src`: CRLF when most of its lines end in `\r\n` (a tie goes to
-/// the first line's ending), so one pasted Windows line does not make new lines CRLF.
-#[must_use]
-pub fn eol_of(src: &[u8]) -> &'static str {
-    let lf = memchr::memchr_iter(b'\n', src).count();
-    let crlf = memchr::memmem::find_iter(src, b"\r\n").count();
-    let first_crlf = matches!(memchr::memchr(b'\n', src), Some(i) if i > 0 && src[i - 1] == b'\r');
-    if crlf * 2 > lf || (crlf * 2 == lf && first_crlf) {
-        "\r\n"
-    } else {
-        "\n"
-    }
+    if ls == 0 { bom_len(src) } else { ls }
 }
 
 impl<'a> Document<'a> {
     /// Lexes `src` with `syntax` and finds its regions and problems.
     #[must_use]
-    pub fn parse(src: &'a [u8], syntax: &dyn Syntax) -> Self {
+    pub fn parse(src: &'a [u8], syntax: &dyn Lexer) -> Self {
         Self::parse_with(src, syntax, None)
     }
 
     /// As [`Document::parse`], also recognizing a foreign block's literal marker lines.
     #[must_use]
-    pub fn parse_with(src: &'a [u8], syntax: &dyn Syntax, foreign: Option<&Foreign>) -> Self {
-        let lexed = syntax.lex(src);
-        Self::from_lexed_with(src, syntax, lexed, foreign)
+    pub fn parse_with(src: &'a [u8], syntax: &dyn Lexer, foreign: Option<&Foreign>) -> Self {
+        let (lexed, scan) = syntax.scan(src);
+        let mut doc = Self::from_lexed_with(src, syntax, lexed, foreign);
+        doc.scan = scan;
+        doc
     }
 
     /// Finds regions and problems in an already lexed file.
     #[must_use]
-    pub fn from_lexed(src: &'a [u8], syntax: &dyn Syntax, lexed: Lexed) -> Self {
+    pub fn from_lexed(src: &'a [u8], syntax: &dyn Lexer, lexed: Lexed) -> Self {
         Self::from_lexed_with(src, syntax, lexed, None)
     }
 
@@ -221,7 +188,7 @@ impl<'a> Document<'a> {
     #[must_use]
     pub fn from_lexed_with(
         src: &'a [u8],
-        syntax: &dyn Syntax,
+        syntax: &dyn Lexer,
         lexed: Lexed,
         foreign: Option<&Foreign>,
     ) -> Self {
@@ -240,16 +207,18 @@ impl<'a> Document<'a> {
                     && let Some(nm) = marker::near_miss(text)
                 {
                     let ls = marker_line_start(src, c.text.start);
-                    problems.push(Problem::new(
-                        ProblemKind::NearMissMarker,
-                        lines.line_of(c.text.start),
-                        c.text.start - ls + 1,
-                        format!(
-                            "this comment is almost a marker ({}); if it is one, write `{}`",
-                            nm.what,
+                    problems.push(
+                        Problem::new(
+                            ProblemKind::NearMissMarker,
+                            lines.line_of(c.text.start),
+                            c.text.start - ls + 1,
+                            format!("this comment is almost a marker ({})", nm.what),
+                        )
+                        .help(format!(
+                            "if it is one, write `{}`",
                             nm.fixed.render(syntax.opener())
-                        ),
-                    ));
+                        )),
+                    );
                     near_misses.push((Span::new(ls, line_end(src, c.text.start)), nm));
                 }
                 continue;
@@ -264,11 +233,12 @@ impl<'a> Document<'a> {
                     column,
                     format!(
                         "{} marker for \"{}\" is not alone on its line (or not at the top level), \
-                         so it is ignored; put it on a line of its own",
+                         so it is ignored",
                         m.kind.keyword(),
                         m.identity()
                     ),
-                ));
+                )
+                .help("put it on a line of its own"));
                 continue;
             }
             markers.push(MarkerLine {
@@ -290,6 +260,7 @@ impl<'a> Document<'a> {
             eol: eol_of(src),
             marker_lines,
             near_misses,
+            scan: None,
         };
         doc.duplicate_keys(syntax.key_policy());
         doc.problems.sort_by_key(|p| (p.line, p.column));
@@ -381,24 +352,26 @@ impl<'a> Document<'a> {
         found.sort_unstable_by_key(|f| f.0);
         let mut lines = LineCounter::new(src);
         for (at, first, name) in found {
-            let first_line = memchr::memchr_iter(b'\n', &src[..first]).count() + 1;
+            let first_line = crate::lines::line_of(src, first);
             let col = at - line_start(src, at) + 1;
-            self.problems.push(Problem::new(
-                ProblemKind::DuplicateKey,
-                lines.line_of(at),
-                col,
-                format!(
-                    "`{}` is also assigned on line {first_line}; readers disagree on which value \
-                     wins: keep one of them",
-                    String::from_utf8_lossy(name)
-                ),
-            ));
+            self.problems.push(
+                Problem::new(
+                    ProblemKind::DuplicateKey,
+                    lines.line_of(at),
+                    col,
+                    format!(
+                        "`{}` is also assigned on line {first_line}",
+                        String::from_utf8_lossy(name)
+                    ),
+                )
+                .help("readers disagree on which value wins: keep one of them"),
+            );
         }
     }
 }
 
 /// Lines that would be markers but for their comment opener (`// BEGIN …` in a shell file).
-fn wrong_openers(src: &[u8], syntax: &dyn Syntax, lexed: &Lexed, problems: &mut Vec<Problem>) {
+fn wrong_openers(src: &[u8], syntax: &dyn Lexer, lexed: &Lexed, problems: &mut Vec<Problem>) {
     if syntax.opener() != "#" {
         return;
     }
@@ -435,13 +408,13 @@ fn wrong_openers(src: &[u8], syntax: &dyn Syntax, lexed: &Lexed, problems: &mut 
                 indent + 1,
                 format!(
                     "this line looks like the {} marker of \"{}\" with the wrong comment opener \
-                     `{}`; in a {} file markers start with `#`",
+                     `{}`",
                     m.kind.keyword(),
                     m.identity(),
                     String::from_utf8_lossy(o),
-                    syntax.name()
-                ),
-            ));
+                )
+            )
+            .help(format!("in a {} file markers start with `#`", syntax.name())));
         }
     }
 }
@@ -449,7 +422,7 @@ fn wrong_openers(src: &[u8], syntax: &dyn Syntax, lexed: &Lexed, problems: &mut 
 /// Pairs BEGIN and END markers into regions, reporting what does not pair.
 fn pair(
     src: &[u8],
-    syntax: &dyn Syntax,
+    syntax: &dyn Lexer,
     markers: Vec<MarkerLine>,
     problems: &mut Vec<Problem>,
 ) -> Vec<Region> {
@@ -466,10 +439,10 @@ fn pair(
                         ProblemKind::OrphanEnd,
                         m.line_no,
                         m.column,
-                        format!(
-                            "END marker for \"{id}\" has no BEGIN before it; add the BEGIN line \
-                             above the region's first line, or delete this END line"
-                        ),
+                        format!("END marker for \"{id}\" has no BEGIN before it"),
+                    )
+                    .help(
+                        "add the BEGIN line above the region's first line, or delete this END line",
                     ));
                     continue;
                 };
@@ -478,17 +451,19 @@ fn pair(
                         continue;
                     };
                     if let Some((outer, _)) = stack.last() {
-                        problems.push(Problem::new(
-                            ProblemKind::NestedRegion,
-                            b.line_no,
-                            b.column,
-                            format!(
-                                "region \"{id}\" is inside region \"{}\" (BEGIN on line {}); \
-                                 regions cannot nest: move it out",
-                                outer.marker.identity(),
-                                outer.line_no
-                            ),
-                        ));
+                        problems.push(
+                            Problem::new(
+                                ProblemKind::NestedRegion,
+                                b.line_no,
+                                b.column,
+                                format!(
+                                    "region \"{id}\" is inside region \"{}\" (BEGIN on line {})",
+                                    outer.marker.identity(),
+                                    outer.line_no
+                                ),
+                            )
+                            .help("regions cannot nest: move it out"),
+                        );
                         if let Some(o) = stack.last_mut() {
                             o.1 = true;
                         }
@@ -504,11 +479,12 @@ fn pair(
                         m.column,
                         format!(
                             "END of \"{id}\" comes before the END of \"{}\" (BEGIN on line {}), \
-                             which started inside it; move one region's lines so they do not overlap",
+                             which started inside it",
                             inner.marker.identity(),
                             inner.line_no
                         ),
-                    ));
+                    )
+                    .help("move one region's lines so they do not overlap"));
                     stack.remove(pos);
                     for entry in &mut stack[pos..] {
                         entry.1 = true;
@@ -522,7 +498,7 @@ fn pair(
                         m.column,
                         format!(
                             "END marker for \"{id}\" does not match the open BEGIN for \"{}\" on \
-                             line {}{}; make both lines name the same region",
+                             line {}{}",
                             b.marker.identity(),
                             b.line_no,
                             if case_only {
@@ -531,7 +507,8 @@ fn pair(
                                 ""
                             }
                         ),
-                    ));
+                    )
+                    .help("make both lines name the same region"));
                 }
             }
         }
@@ -540,35 +517,39 @@ fn pair(
         if broken {
             continue;
         }
-        problems.push(Problem::new(
-            ProblemKind::UnclosedBegin,
-            b.line_no,
-            b.column,
-            format!(
-                "BEGIN marker for \"{}\" has no END; add `{} {}` after the region's last line",
-                b.marker.identity(),
+        problems.push(
+            Problem::new(
+                ProblemKind::UnclosedBegin,
+                b.line_no,
+                b.column,
+                format!("BEGIN marker for \"{}\" has no END", b.marker.identity()),
+            )
+            .help(format!(
+                "add `{} {}` after the region's last line",
                 syntax.opener(),
                 Marker::end(&b.marker.identity())
                     .render(syntax.opener())
                     .trim_start_matches(syntax.opener())
                     .trim()
-            ),
-        ));
+            )),
+        );
     }
     // Two complete regions with one identity: the second is a duplicate.
     let mut dup_idx = Vec::new();
     for (i, r) in regions.iter().enumerate() {
         if let Some(first) = regions[..i].iter().find(|f| f.id == r.id) {
-            problems.push(Problem::new(
-                ProblemKind::DuplicateRegion,
-                r.begin.line_no,
-                r.begin.column,
-                format!(
-                    "region \"{}\" appears twice (first on line {}); delete one copy, markers \
-                     included",
-                    r.id, first.begin.line_no
-                ),
-            ));
+            problems.push(
+                Problem::new(
+                    ProblemKind::DuplicateRegion,
+                    r.begin.line_no,
+                    r.begin.column,
+                    format!(
+                        "region \"{}\" appears twice (first on line {})",
+                        r.id, first.begin.line_no
+                    ),
+                )
+                .help("delete one copy, markers included"),
+            );
             dup_idx.push(i);
         }
     }
@@ -580,29 +561,34 @@ fn pair(
         .collect();
     for &i in &crosses {
         let r = &regions[i];
-        problems.push(Problem::new(
-            ProblemKind::MarkerCrossesStructure,
-            r.end.line_no,
-            r.end.column,
-            format!(
-                "END marker for \"{}\" is not in the same object, array or table as its BEGIN \
-                 (line {}); move it so the region holds whole entries",
-                r.id, r.begin.line_no
-            ),
-        ));
+        problems.push(
+            Problem::new(
+                ProblemKind::MarkerCrossesStructure,
+                r.end.line_no,
+                r.end.column,
+                format!(
+                    "END marker for \"{}\" is not in the same object, array or table as its BEGIN \
+                 (line {})",
+                    r.id, r.begin.line_no
+                ),
+            )
+            .help("move it so the region holds whole entries"),
+        );
     }
     for r in &regions {
         if r.state == State::Drifted {
-            problems.push(Problem::new(
-                ProblemKind::Drift,
-                r.begin.line_no,
-                r.begin.column,
-                format!(
-                    "region \"{}\" was edited by hand since it was written (its hash differs); \
-                     the edit is kept unless you pass --on-drift overwrite",
-                    r.id
-                ),
-            ));
+            problems.push(
+                Problem::new(
+                    ProblemKind::Drift,
+                    r.begin.line_no,
+                    r.begin.column,
+                    format!(
+                        "region \"{}\" was edited by hand since it was written (its hash differs)",
+                        r.id
+                    ),
+                )
+                .help("the edit is kept unless the region is overwritten on purpose"),
+            );
         }
     }
     regions
@@ -610,7 +596,7 @@ fn pair(
 
 fn region(
     src: &[u8],
-    syntax: &dyn Syntax,
+    syntax: &dyn Lexer,
     begin: MarkerLine,
     end: MarkerLine,
     _problems: &mut [Problem],

@@ -5,7 +5,7 @@
 use sha2::{Digest, Sha256};
 
 /// Number of hex digits written in `hash=`.
-pub const HASH_LEN: usize = 12;
+pub(crate) const HASH_LEN: usize = 12;
 
 /// The hash of an already normalized body.
 #[must_use]
@@ -37,7 +37,7 @@ pub fn normalize_lines(body: &[u8]) -> Vec<u8> {
 /// True when `recorded` (as written in `hash=`, any case, any prefix length of at least 6)
 /// matches the hash of `normalized`.
 #[must_use]
-pub fn matches(recorded: &str, normalized: &[u8]) -> bool {
+pub(crate) fn matches(recorded: &str, normalized: &[u8]) -> bool {
     let full = of_normalized(normalized);
     let rec = recorded.to_ascii_lowercase();
     rec.len() >= 6 && full.starts_with(&rec)

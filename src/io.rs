@@ -46,7 +46,7 @@ pub enum IoError {
 ///
 /// # Errors
 /// When a symlink cannot be read.
-pub fn resolve(path: &Path) -> Result<PathBuf, IoError> {
+pub(crate) fn resolve(path: &Path) -> Result<PathBuf, IoError> {
     let mut p = path.to_path_buf();
     for _ in 0..40 {
         match fs_err::symlink_metadata(&p) {
@@ -72,7 +72,7 @@ fn parent_of(path: &Path) -> PathBuf {
 
 /// An advisory lock on the directory holding a file: concurrent demarcate runs editing
 /// files in one directory serialize. Released when dropped.
-pub struct DirLock {
+pub(crate) struct DirLock {
     _file: std::fs::File,
 }
 
@@ -80,7 +80,7 @@ pub struct DirLock {
 ///
 /// # Errors
 /// When the directory is missing or cannot be opened or locked.
-pub fn lock(path: &Path) -> Result<DirLock, IoError> {
+pub(crate) fn lock(path: &Path) -> Result<DirLock, IoError> {
     let dir = parent_of(path);
     if !dir.is_dir() {
         return Err(IoError::NoParent(dir));
@@ -94,7 +94,7 @@ pub fn lock(path: &Path) -> Result<DirLock, IoError> {
 ///
 /// # Errors
 /// A directory, an unreadable file, a binary file.
-pub fn read(path: &Path) -> Result<Option<Vec<u8>>, IoError> {
+pub(crate) fn read(path: &Path) -> Result<Option<Vec<u8>>, IoError> {
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => return Err(IoError::IsDir(path.to_path_buf())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -108,7 +108,7 @@ pub fn read(path: &Path) -> Result<Option<Vec<u8>>, IoError> {
 }
 
 /// A new version of a file, written to a temporary file beside it, not yet in place.
-pub struct Staged {
+pub(crate) struct Staged {
     tmp: tempfile::NamedTempFile,
     target: PathBuf,
 }
@@ -118,7 +118,7 @@ pub struct Staged {
 ///
 /// # Errors
 /// Any I/O error.
-pub fn stage(target: &Path, bytes: &[u8]) -> Result<Staged, IoError> {
+pub(crate) fn stage(target: &Path, bytes: &[u8]) -> Result<Staged, IoError> {
     let dir = parent_of(target);
     let name = target
         .file_name()
@@ -156,7 +156,7 @@ pub fn stage(target: &Path, bytes: &[u8]) -> Result<Staged, IoError> {
 impl Staged {
     /// The temporary file's path (for `--validate`).
     #[must_use]
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.tmp.path()
     }
 
@@ -164,7 +164,7 @@ impl Staged {
     ///
     /// # Errors
     /// Any I/O error; the target is then unchanged.
-    pub fn commit(self) -> Result<(), IoError> {
+    pub(crate) fn commit(self) -> Result<(), IoError> {
         let target = self.target;
         self.tmp.persist(&target).map_err(|e| {
             std::io::Error::new(
@@ -196,7 +196,7 @@ fn umask() -> u32 {
 ///
 /// # Errors
 /// When the command has no `%s`, cannot run, or fails.
-pub fn run_validate(cmd: &str, file: &Path) -> Result<(), IoError> {
+pub(crate) fn run_validate(cmd: &str, file: &Path) -> Result<(), IoError> {
     if !cmd.contains("%s") {
         return Err(IoError::ValidateNoPlaceholder);
     }
@@ -222,7 +222,7 @@ fn shell_quote(s: &str) -> String {
 ///
 /// # Errors
 /// Any I/O error.
-pub fn backup(path: &Path) -> Result<PathBuf, IoError> {
+pub(crate) fn backup(path: &Path) -> Result<PathBuf, IoError> {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())

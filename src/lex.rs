@@ -100,3 +100,54 @@ impl Lexed {
             .is_some_and(|s| s.start <= line_start)
     }
 }
+
+/// How two assignments of the same key are judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyPolicy {
+    /// Any two assignments of one key are reported (env: readers disagree on which wins).
+    AnyDuplicate,
+    /// Only two managed regions of different owners assigning one key are reported (shell:
+    /// profiles legitimately assign `PATH` many times).
+    AcrossOwners,
+}
+
+/// A format's own record of one file beyond [`Lexed`] (TOML's tables, say), made by the same
+/// pass that lexed it and kept with the parsed document, so that the format's later hooks
+/// (placement, fitting, validation) reuse it instead of lexing again. Only the format that
+/// made it looks inside (by downcasting).
+pub type Scan = std::sync::Arc<dyn std::any::Any + Send + Sync>;
+
+/// What the marker engine needs from a format: how to lex it, which comment opener to write,
+/// and what the hash sees. Everything about placing and validating edits is the format's
+/// `Syntax` (in the format module), which builds on this.
+pub trait Lexer: Sync {
+    /// The format's name as used on the command line and in reports.
+    fn name(&self) -> &'static str;
+
+    /// Lexes the whole file.
+    fn lex(&self, src: &[u8]) -> Lexed;
+
+    /// Lexes the whole file, also returning the format's own [`Scan`] of it when it makes
+    /// one. The default has none.
+    fn scan(&self, src: &[u8]) -> (Lexed, Option<Scan>) {
+        (self.lex(src), None)
+    }
+
+    /// The comment opener written before a marker.
+    fn opener(&self) -> &'static str {
+        "#"
+    }
+
+    /// The body as the hash sees it (docs/markers.md): for line formats, CRLF made LF.
+    fn normalize(&self, body: &[u8]) -> Vec<u8> {
+        crate::hash::normalize_lines(body)
+    }
+
+    /// How duplicate keys are reported.
+    fn key_policy(&self) -> KeyPolicy;
+
+    /// True when the file's own bytes must be UTF-8 (TOML, JSONC).
+    fn requires_utf8(&self) -> bool {
+        false
+    }
+}

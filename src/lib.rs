@@ -1,16 +1,18 @@
 //! demarcate: managed regions inside files people also edit by hand.
 //!
 //! A region is the text between two marker comments; everything outside regions belongs to
-//! the user and is never changed. The library is pure: bytes in, bytes out. Parse a file into
-//! a [`document::Document`] (its regions, their states, its problems), plan operations with
-//! [`plan::plan`], and get the new bytes; reading and writing files is the caller's business
-//! (the `demarcate` binary does it atomically, see [`io`]).
+//! the user and is never changed. Two levels of API:
+//!
+//! - **Files** ([`set`], [`remove`], [`sync`], [`repair`], [`list`], [`check`], [`apply`]):
+//!   the whole pipeline the `demarcate` command runs — lock, read, detect the format, plan,
+//!   validate, write atomically, remember in the state store — with [`EditOptions`] whose
+//!   defaults are the command line's. What happens is told to a [`Reporter`]; the result is
+//!   a [`FileOutcome`].
+//! - **Bytes** ([`Document::parse`], [`plan`]): pure, no I/O. Parse a file into its regions,
+//!   their states and its problems, plan operations, get the new bytes.
 //!
 //! ```
-//! use demarcate::document::Document;
-//! use demarcate::format::Format;
-//! use demarcate::marker::Identity;
-//! use demarcate::plan::{plan, Desired, Op, Options};
+//! use demarcate::{Desired, Document, Format, Identity, Op, PlanOptions, plan};
 //!
 //! let shell = Format::Shell.syntax();
 //! let profile = b"export EDITOR=vi\n";
@@ -18,7 +20,7 @@
 //!     id: Identity::new("ZYLOS", "hooks"),
 //!     body: b"export PATH=\"$HOME/.zylos/bin:$PATH\"\n".to_vec(),
 //! };
-//! let opts = Options { hash: true, ..Options::default() };
+//! let opts = PlanOptions::default();
 //!
 //! let doc = Document::parse(profile, shell);
 //! let edit = plan(&doc, shell, &[Op::Set(hook.clone())], &opts).expect("a clean file");
@@ -34,18 +36,57 @@
 //!     .expect("removal");
 //! assert_eq!(removed.new, profile);
 //! ```
+//!
+//! The file-level API, on a real file:
+//!
+//! ```
+//! use demarcate::{Desired, EditOptions, Identity, Silent, StateDir};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let env = dir.path().join(".env");
+//! let opts = EditOptions { state: StateDir::None, ..EditOptions::default() };
+//! let api = Desired { id: Identity::new("ZYLOS", "api"), body: b"API_URL=https://x\n".to_vec() };
+//!
+//! let outcome = demarcate::set(&env, api, &opts, &Silent);
+//! assert_eq!(outcome.exit_code(), 0);
+//! assert_eq!(demarcate::list(&env, &opts).regions.len(), 1);
+//! # Ok::<(), std::io::Error>(())
+//! ```
 #![deny(missing_docs)]
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod apply;
-pub mod cli;
-pub mod document;
-pub mod format;
-pub mod hash;
-pub mod io;
-pub mod lex;
-pub mod marker;
-pub mod plan;
-pub mod problem;
-pub mod repair;
-pub mod report;
-pub mod state;
+mod apply;
+mod document;
+mod engine;
+mod format;
+mod hash;
+mod io;
+mod lex;
+mod lines;
+mod marker;
+mod place;
+mod plan;
+mod problem;
+mod repair;
+mod report;
+mod state;
+mod warning;
+
+pub use apply::{Manifest, ManifestError, run as apply};
+pub use document::{Desired, Document, Foreign, MarkerLine, Region, State};
+pub use engine::{
+    EditOptions, Error, Event, FileOutcome, Reporter, Silent, StateDir, TemplateError, Work,
+    canonical_path, check, edit, list, remove, repair, set, sync, template_op, unified_diff,
+};
+pub use format::{DetectError, Format, Syntax, detect};
+pub use hash::{normalize_lines, of_normalized as body_hash};
+pub use io::IoError;
+pub use lex::{KeyPolicy, Lexed, Lexer, Scan, Span};
+pub use lines::eol_of;
+pub use marker::{Identity, Marker};
+pub use place::{At, AtError};
+pub use plan::{Action, OnDrift, Op, Options as PlanOptions, Outcome, Plan, PlanError, plan};
+pub use problem::{Problem, ProblemKind};
+pub use repair::{Fix, Repaired, repair as repair_markers};
+pub use report::{FileReport, ProblemReport, RegionReport, Report};
+pub use warning::{MergeFailure, Warning};

@@ -1,5 +1,7 @@
-//! The `demarcate` binary: a thin wrapper over [`demarcate::cli::run`].
+//! The `demarcate` binary: the command line over the `demarcate` library.
+
+mod cli;
 
 fn main() -> std::process::ExitCode {
-    demarcate::cli::run(std::env::args_os())
+    cli::run(std::env::args_os())
 }

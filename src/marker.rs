@@ -236,7 +236,7 @@ fn strip_opener(text: &[u8]) -> Option<&[u8]> {
 /// Parses a comment's text (opener included, line ending excluded) as a marker.
 /// Returns `None` when it is not a marker: no BEGIN/END keyword first, or no `MANAGED` word.
 #[must_use]
-pub fn parse(text: &[u8]) -> Option<Marker> {
+pub(crate) fn parse(text: &[u8]) -> Option<Marker> {
     let body = strip_opener(trim(text))?;
     let body = trim(body);
     let (after_kw, kind) = keyword(body).ok()?;
@@ -321,7 +321,7 @@ fn close_to(word: &[u8], target: &str, max: usize) -> bool {
 /// missing space (`BEGINZYLOS`, `ZYLOSMANAGED`), given the comment's text with its opener.
 /// Returns `None` for real markers and for comments that are not close to one.
 #[must_use]
-pub fn near_miss(text: &[u8]) -> Option<NearMiss> {
+pub(crate) fn near_miss(text: &[u8]) -> Option<NearMiss> {
     // Cheap gate first: a near miss has a word close to MANAGED, which keeps at least one of
     // its three-letter pieces (one or two typos leave some intact); most comments have none.
     let close_to_managed = text.windows(3).any(|w| {
@@ -386,12 +386,6 @@ pub fn near_miss(text: &[u8]) -> Option<NearMiss> {
         fixed: m,
         what: what.join(", "),
     })
-}
-
-/// True when a comment's text is a near miss of a marker (see [`near_miss`]).
-#[must_use]
-pub fn looks_like_marker(text: &[u8]) -> bool {
-    near_miss(text).is_some()
 }
 
 fn words_from(b: &[u8]) -> IResult<&[u8], Vec<&[u8]>> {
@@ -508,11 +502,11 @@ mod tests {
 
     #[test]
     fn near_miss_candidates() {
-        assert!(looks_like_marker(b"# BEGN ZYLOS MANAGED x"));
-        assert!(looks_like_marker(b"# BEGIN ZYLOS MANGED x"));
-        assert!(!looks_like_marker(b"# a plain comment"));
-        assert!(!looks_like_marker(b"# BEGIN ZYLOS MANAGED x"));
-        assert!(!looks_like_marker(b"# Begin the managed section below"));
+        assert!(near_miss(b"# BEGN ZYLOS MANAGED x").is_some());
+        assert!(near_miss(b"# BEGIN ZYLOS MANGED x").is_some());
+        assert!(near_miss(b"# a plain comment").is_none());
+        assert!(near_miss(b"# BEGIN ZYLOS MANAGED x").is_none());
+        assert!(near_miss(b"# Begin the managed section below").is_none());
     }
 
     #[test]

@@ -8,34 +8,16 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use regex::bytes::Regex;
 
-use crate::document::{Document, Foreign, Region, State, eol_of, line_end};
-use crate::format::{Placement, Syntax};
+pub(crate) use crate::document::Desired;
+use crate::document::{Document, Foreign, Region, State};
+use crate::format::Syntax;
 use crate::hash;
 use crate::lex::Span;
+use crate::lines::{bom_len, eol_of, line_end, line_of};
 use crate::marker::{self, Identity, Marker};
-use crate::problem::Problem;
-use crate::repair::Fix;
-
-/// Where a new region goes.
-#[derive(Clone, Debug, Default)]
-pub enum At {
-    /// The format's default: the end of the file for line formats, the start of the root
-    /// object for JSONC.
-    #[default]
-    Default,
-    /// After the last line (or, in JSONC, the end of the root object).
-    End,
-    /// Before the first line, after a shebang line.
-    Start,
-    /// After the first line outside regions that matches.
-    After(Regex),
-    /// Before the first line outside regions that matches.
-    Before(Regex),
-    /// JSONC: inside the object or array at this JSON Pointer (created if missing).
-    Pointer(String),
-    /// TOML: among this table's keys (created if missing).
-    Table(String),
-}
+use crate::place::{At, Placement};
+use crate::problem::{Problem, ProblemKind};
+use crate::warning::{MergeFailure, Warning};
 
 /// What to do with a region the user edited by hand.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -51,8 +33,8 @@ pub enum OnDrift {
     Merge,
 }
 
-/// Options shared by every editing operation.
-#[derive(Clone, Debug, Default)]
+/// Options shared by every editing operation. The defaults are the command line's.
+#[derive(Clone, Debug)]
 pub struct Options {
     /// Placement of new regions.
     pub at: At,
@@ -77,13 +59,20 @@ pub struct Options {
     pub respect_removals: bool,
 }
 
-/// One desired region.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Desired {
-    /// Owner and name.
-    pub id: Identity,
-    /// The body as given (any line endings; a final line break is added if missing).
-    pub body: Vec<u8>,
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            at: At::Default,
+            on_drift: OnDrift::Keep,
+            hash: true,
+            force: false,
+            eof_break_added: BTreeSet::new(),
+            foreign: None,
+            bases: BTreeMap::new(),
+            known: BTreeSet::new(),
+            respect_removals: false,
+        }
+    }
 }
 
 /// An editing operation.
@@ -103,11 +92,6 @@ pub enum Op {
         /// Where a region goes when the target lacks it and its template neighbours: the
         /// container it has in the template (TOML table, JSONC pointer).
         places: Vec<(Identity, At)>,
-    },
-    /// Fix damaged markers where the fix is certain (see [`crate::repair`]).
-    Repair {
-        /// The regions of `--template`, to restore a BEGIN before a known body.
-        template: Vec<Desired>,
     },
 }
 
@@ -170,9 +154,7 @@ pub struct Plan {
     /// What happened to each region touched by the operation.
     pub outcomes: Vec<Outcome>,
     /// Things a person should know (drift kept, ...).
-    pub warnings: Vec<String>,
-    /// The fixes `repair` made.
-    pub repairs: Vec<Fix>,
+    pub warnings: Vec<Warning>,
 }
 
 impl Plan {
@@ -189,10 +171,8 @@ pub enum PlanError {
     /// Structural damage in the file.
     #[error("{}", blocked_message(.0))]
     Blocked(Vec<Problem>),
-    /// `--on-drift fail` met a drifted region.
-    #[error(
-        "{line}:1: region \"{id}\" was edited by hand (--on-drift fail); keep the edit with --on-drift keep or replace it with --on-drift overwrite"
-    )]
+    /// The drift policy is to fail, and a region was edited by hand.
+    #[error("{line}:1: region \"{id}\" was edited by hand, and the drift policy is to fail")]
     Drift {
         /// The region.
         id: Identity,
@@ -234,31 +214,18 @@ pub enum PlanError {
     /// The format cannot place the region where asked.
     #[error("{0}")]
     Place(String),
-    /// `repair` found damage it cannot fix with certainty; nothing is changed.
-    #[error("{}", unrepairable_message(.0))]
-    Unrepairable(Vec<Problem>),
+    /// The edit would assign a key twice where the format forbids it (a TOML table, a JSONC
+    /// object); writing it anyway needs the force option.
+    #[error("the result would not be valid: line {line}: {message} (duplicate-key)")]
+    DuplicateKey {
+        /// The line of the second assignment in the result.
+        line: usize,
+        /// What is duplicated.
+        message: String,
+    },
     /// The result did not pass validation.
     #[error("the result would not be valid: {0}; nothing was written")]
     Invalid(String),
-}
-
-fn unrepairable_message(problems: &[Problem]) -> String {
-    let lines: Vec<String> = problems
-        .iter()
-        .map(|p| {
-            format!(
-                "{}:{}: {} [{}]",
-                p.line,
-                p.column,
-                p.message,
-                p.kind.as_str()
-            )
-        })
-        .collect();
-    format!(
-        "repair cannot fix everything for certain, so it changed nothing:\n  {}",
-        lines.join("\n  ")
-    )
 }
 
 fn blocked_message(problems: &[Problem]) -> String {
@@ -269,7 +236,7 @@ fn blocked_message(problems: &[Problem]) -> String {
             "{}:{}: {}{}",
             p.line,
             p.column,
-            p.message,
+            p.full_message(),
             if more > 0 {
                 format!(" (and {more} more)")
             } else {
@@ -292,7 +259,7 @@ struct Planner<'d, 'a> {
     opts: &'d Options,
     splices: Vec<Splice>,
     outcomes: Vec<Outcome>,
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
     /// The identities expected in the result.
     expected: BTreeSet<Identity>,
     /// A line break was already added after the unterminated last line (by an earlier
@@ -311,18 +278,6 @@ pub fn plan(
     ops: &[Op],
     opts: &Options,
 ) -> Result<Plan, PlanError> {
-    if let [Op::Repair { template }] = ops {
-        let r = crate::repair::repair(doc.src, syntax, template, opts.foreign.as_ref());
-        if !r.unfixed.is_empty() {
-            return Err(PlanError::Unrepairable(r.unfixed));
-        }
-        return Ok(Plan {
-            new: r.new,
-            outcomes: Vec::new(),
-            warnings: Vec::new(),
-            repairs: r.fixes,
-        });
-    }
     let blocking: Vec<Problem> = doc
         .problems
         .iter()
@@ -347,9 +302,7 @@ pub fn plan(
             Op::Set(d) => {
                 p.check_body(d)?;
                 let at = p.place(&opts.at, &p.render_body(&d.body))?;
-                // JSONC carries a pointer's wrap to updates itself; TOML tables need it here.
-                let rewrap = matches!(opts.at, At::Table(_)).then_some(&opts.at);
-                p.set(d, &at, rewrap)?;
+                p.set(d, &at, Some(&opts.at))?;
             }
             Op::Remove(id) => p.remove(id, Action::Removed),
             Op::Sync {
@@ -357,11 +310,6 @@ pub fn plan(
                 owners,
                 places,
             } => p.sync(regions, owners, places)?,
-            Op::Repair { .. } => {
-                return Err(PlanError::Place(
-                    "repair cannot be combined with other operations".to_owned(),
-                ));
-            }
         }
     }
     let new = apply(doc.src, &mut p.splices)?;
@@ -370,7 +318,6 @@ pub fn plan(
         new,
         outcomes: p.outcomes,
         warnings: p.warnings,
-        repairs: Vec::new(),
     })
 }
 
@@ -404,32 +351,31 @@ fn validate(
     if new == old.src {
         return Ok(());
     }
-    let force = opts.force;
     let doc = Document::parse_with(new, syntax, opts.foreign.as_ref());
     let dups = |d: &Document<'_>| {
         d.problems
             .iter()
-            .filter(|p| p.kind == crate::problem::ProblemKind::DuplicateKey)
+            .filter(|p| p.kind == ProblemKind::DuplicateKey)
             .count()
     };
     if syntax.duplicate_keys_block()
-        && !force
+        && !opts.force
         && dups(&doc) > dups(old)
         && let Some(p) = doc
             .problems
             .iter()
-            .find(|p| p.kind == crate::problem::ProblemKind::DuplicateKey)
+            .find(|p| p.kind == ProblemKind::DuplicateKey)
     {
-        return Err(PlanError::Invalid(format!(
-            "line {}: {} (duplicate-key; pass --force to write it anyway)",
-            p.line, p.message
-        )));
+        return Err(PlanError::DuplicateKey {
+            line: p.line,
+            message: p.full_message(),
+        });
     }
     if let Some(p) = doc.problems.iter().find(|p| p.kind.blocks()) {
         return Err(PlanError::Invalid(format!(
             "line {}: {} ({})",
             p.line,
-            p.message,
+            p.full_message(),
             p.kind.as_str()
         )));
     }
@@ -439,7 +385,7 @@ fn validate(
         ));
     }
     let found: BTreeSet<Identity> = doc.regions.iter().map(|r| r.id.clone()).collect();
-    syntax.validate(old, new).map_err(PlanError::Invalid)?;
+    syntax.validate(old, &doc).map_err(PlanError::Invalid)?;
     if &found != expected {
         return Err(PlanError::Invalid(format!(
             "the edited file would hold regions {} instead of {}",
@@ -457,11 +403,6 @@ fn names(ids: &BTreeSet<Identity>) -> String {
     } else {
         v.join(", ")
     }
-}
-
-/// Line number (1-based) of byte `offset` in `text`.
-fn line_in(text: &[u8], offset: usize) -> usize {
-    memchr::memchr_iter(b'\n', &text[..offset]).count() + 1
 }
 
 impl Planner<'_, '_> {
@@ -492,7 +433,7 @@ impl Planner<'_, '_> {
             if c.alone && marker::parse(c.text.of(&d.body)).is_some() {
                 return Err(PlanError::MarkerInBody {
                     id: d.id.clone(),
-                    line: line_in(&d.body, c.text.start),
+                    line: line_of(&d.body, c.text.start),
                 });
             }
         }
@@ -500,7 +441,7 @@ impl Planner<'_, '_> {
             return Err(PlanError::OpenBody {
                 id: d.id.clone(),
                 what: u.what,
-                line: line_in(&d.body, u.start),
+                line: line_of(&d.body, u.start),
             });
         }
         Ok(())
@@ -554,18 +495,14 @@ impl Planner<'_, '_> {
     /// Resolves `at` to an insertion offset at a line start (or the end of the file).
     fn place_line(&self, at: &At) -> Result<usize, PlanError> {
         let src = self.doc.src;
-        let bom = if src.starts_with(b"\xef\xbb\xbf") {
-            3
-        } else {
-            0
-        };
+        let bom = bom_len(src);
         match at {
             At::Default | At::End => self.end_of_file(),
             At::Pointer(p) => Err(PlanError::Place(format!(
-                "--at {p}: a JSON Pointer is only for JSONC files"
+                "position {p}: a JSON Pointer is only for JSONC files"
             ))),
             At::Table(t) => Err(PlanError::Place(format!(
-                "--at table:{t}: a table is only for TOML files"
+                "position table:{t}: a table is only for TOML files"
             ))),
             At::Start => {
                 if src[bom..].starts_with(b"#!") {
@@ -595,7 +532,7 @@ impl Planner<'_, '_> {
         if let Some(u) = self.doc.lexed.unclosed {
             return Err(PlanError::OpenFile {
                 what: u.what,
-                line: line_in(self.doc.src, u.start),
+                line: line_of(self.doc.src, u.start),
             });
         }
         Ok(self.doc.src.len())
@@ -621,14 +558,10 @@ impl Planner<'_, '_> {
             text = text.strip_suffix(b"\n").unwrap_or(text);
             text = text.strip_suffix(b"\r").unwrap_or(text);
             if start == 0 {
-                text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
+                text = crate::lines::strip_bom(text);
             }
             // A region on the first line starts after the BOM.
-            let probe = if start == 0 && src.starts_with(b"\xef\xbb\xbf") {
-                3
-            } else {
-                start
-            };
+            let probe = if start == 0 { bom_len(src) } else { start };
             let in_region = self.doc.region_at(probe).is_some();
             let clean = !must_start_clean || !self.doc.lexed.is_inner(start);
             if !in_region && clean && re.is_match(text) {
@@ -645,15 +578,10 @@ impl Planner<'_, '_> {
         let Some(r) = self.doc.region(&d.id) else {
             if self.opts.known.contains(&d.id.to_string()) {
                 let left_out = self.opts.respect_removals;
-                self.warnings.push(format!(
-                    "region \"{}\" was deleted by hand after demarcate wrote it; {}",
-                    d.id,
-                    if left_out {
-                        "left out (--respect-removals)"
-                    } else {
-                        "added back (pass --respect-removals to leave it out)"
-                    }
-                ));
+                self.warnings.push(Warning::DeletedByHand {
+                    id: d.id.clone(),
+                    left_out,
+                });
                 if left_out {
                     self.outcome(&d.id, Action::KeptDrifted, None);
                     return Ok(());
@@ -666,7 +594,7 @@ impl Planner<'_, '_> {
             return Ok(());
         };
         let r = r.clone();
-        let body = match rewrap.and_then(|at| self.rewrapped(&r, at, &body)) {
+        let body = match rewrap.and_then(|at| self.syntax.rewrap(self.doc, &r, at, &body)) {
             Some(wrapped) => wrapped,
             None => self.syntax.fit_update(self.doc, &r, &body),
         };
@@ -684,11 +612,10 @@ impl Planner<'_, '_> {
                     return Ok(());
                 }
                 OnDrift::Keep => {
-                    self.warnings.push(format!(
-                        "line {}: region \"{}\" was edited by hand; kept as it is (pass \
-                         --on-drift overwrite to replace it)",
-                        r.begin.line_no, d.id
-                    ));
+                    self.warnings.push(Warning::KeptDrifted {
+                        id: d.id.clone(),
+                        line: r.begin.line_no,
+                    });
                     self.outcome(&d.id, Action::KeptDrifted, lines);
                     return Ok(());
                 }
@@ -722,10 +649,10 @@ impl Planner<'_, '_> {
             .get(recorded)
             .filter(|b| hash::matches(recorded, &self.syntax.normalize(b)));
         let why = match base.map(|b| merge3(b, &current, &theirs)) {
-            None => format!(
-                "its base (hash={recorded}) is not in the state store, so it cannot be merged"
-            ),
-            Some(Err(conflict)) => format!("the template changed the same lines: {conflict}"),
+            None => MergeFailure::NoBase {
+                hash: recorded.to_owned(),
+            },
+            Some(Err(conflict)) => MergeFailure::Conflict(conflict),
             Some(Ok(merged)) if merged == current => {
                 // The template's change is already in the user's body.
                 self.outcome(&d.id, Action::Unchanged, lines);
@@ -745,29 +672,16 @@ impl Planner<'_, '_> {
                         self.record_written(body, false);
                         return;
                     }
-                    Err(e) => format!("the merged body would not be usable ({e})"),
+                    Err(e) => MergeFailure::Unusable(e.to_string()),
                 }
             }
         };
-        self.warnings.push(format!(
-            "line {}: region \"{}\" was edited by hand and {why}; kept as it is (merge by hand, \
-             or pass --on-drift overwrite to replace it)",
-            r.begin.line_no, d.id
-        ));
+        self.warnings.push(Warning::NotMerged {
+            id: d.id.clone(),
+            line: r.begin.line_no,
+            why,
+        });
         self.outcome(&d.id, Action::KeptDrifted, lines);
-    }
-
-    /// The body with the containers its insertion would create around it (a TOML table
-    /// header, JSONC objects along a pointer), when that container exists only inside the
-    /// region itself: an update must keep them, or the keys would move to another container.
-    fn rewrapped(&self, r: &Region, at: &At, body: &[u8]) -> Option<Vec<u8>> {
-        let src = self.doc.src;
-        let span = r.span();
-        let without = [&src[..span.start], &src[span.end..]].concat();
-        let doc = Document::parse_with(&without, self.syntax, self.opts.foreign.as_ref());
-        let (pre, post) = self.syntax.place(&doc, at, body)?.ok()?.wrap?;
-        let wrapped = [pre.as_slice(), body, &post].concat();
-        Some(self.syntax.fit_update(self.doc, r, &wrapped))
     }
 
     /// Rewrites the BEGIN line (keeping its other attributes and note) with the hash of
@@ -810,11 +724,7 @@ impl Planner<'_, '_> {
         let fitted = self.syntax.fit_insert(self.doc, at, body);
         let mut text = Vec::with_capacity(fitted.body.len() + 128);
         // Right after a BOM is the start of the first line, not the end of one.
-        let bom = if src.starts_with(b"\xef\xbb\xbf") {
-            3
-        } else {
-            0
-        };
+        let bom = bom_len(src);
         let eof_break =
             at > bom && src[at - 1] != b'\n' && fitted.before.is_empty() && !self.eof_break_done;
         if eof_break {
@@ -848,20 +758,12 @@ impl Planner<'_, '_> {
         {
             let overwrite = self.opts.on_drift == OnDrift::Overwrite;
             if !(overwrite && action == Action::Removed) {
-                self.warnings.push(format!(
-                    "line {}: region \"{id}\" {}; kept as it is{}",
-                    r.begin.line_no,
-                    if r.state == State::Drifted {
-                        "was edited by hand"
-                    } else {
-                        "has no hash, so the tool cannot tell it is unchanged"
-                    },
-                    if action == Action::Removed {
-                        " (pass --on-drift overwrite to remove it anyway)"
-                    } else {
-                        " (delete it by hand if it is no longer wanted)"
-                    }
-                ));
+                self.warnings.push(Warning::NotRemoved {
+                    id: id.clone(),
+                    line: r.begin.line_no,
+                    state: r.state,
+                    pruning: action != Action::Removed,
+                });
                 self.outcome(id, Action::KeptDrifted, lines);
                 return;
             }
@@ -981,7 +883,7 @@ impl Planner<'_, '_> {
 ///
 /// # Errors
 /// A conflict, described for a person.
-pub fn merge3(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Vec<u8>, String> {
+pub(crate) fn merge3(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Vec<u8>, String> {
     let mut opts = diffy::MergeOptions::new();
     opts.set_conflict_style(diffy::ConflictStyle::Merge);
     opts.merge_bytes(base, ours, theirs)
@@ -1105,7 +1007,12 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(p.new, src.as_bytes());
         assert_eq!(p.outcomes[0].action, Action::KeptDrifted);
-        assert!(p.warnings[0].contains("yours: `export A=mine`; the template's: `export A=2`"));
+        assert!(
+            matches!(&p.warnings[0], Warning::NotMerged { why: MergeFailure::Conflict(c), .. }
+                if c == "yours: `export A=mine`; the template's: `export A=2`"),
+            "{:?}",
+            p.warnings
+        );
         let no_base = Options {
             bases: BTreeMap::new(),
             ..merge_opts(base)
@@ -1114,10 +1021,17 @@ mod tests {
             plan(&doc, shell(), &set_a("export A=2\n"), &no_base).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(p.new, src.as_bytes());
         assert!(
-            p.warnings[0].contains("not in the state store"),
+            matches!(
+                &p.warnings[0],
+                Warning::NotMerged {
+                    why: MergeFailure::NoBase { .. },
+                    ..
+                }
+            ),
             "{:?}",
             p.warnings
         );
+        assert!(p.warnings[0].to_string().contains("not in the state store"));
     }
 
     #[test]
@@ -1131,11 +1045,28 @@ mod tests {
         opts.known.insert("Z MANAGED a".to_owned());
         let p = plan(&doc, shell(), &set_a("x\n"), &opts).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(p.outcomes[0].action, Action::Inserted);
-        assert!(p.warnings[0].contains("added back"), "{:?}", p.warnings);
+        assert!(
+            matches!(
+                &p.warnings[0],
+                Warning::DeletedByHand {
+                    left_out: false,
+                    ..
+                }
+            ),
+            "{:?}",
+            p.warnings
+        );
         opts.respect_removals = true;
         let p = plan(&doc, shell(), &set_a("x\n"), &opts).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(p.new, src);
         assert_eq!(p.outcomes[0].action, Action::KeptDrifted);
-        assert!(p.warnings[0].contains("left out"), "{:?}", p.warnings);
+        assert!(
+            matches!(
+                &p.warnings[0],
+                Warning::DeletedByHand { left_out: true, .. }
+            ),
+            "{:?}",
+            p.warnings
+        );
     }
 }

@@ -74,8 +74,10 @@ pub struct Problem {
     pub line: usize,
     /// 1-based column (bytes).
     pub column: usize,
-    /// What is wrong and how to fix it, for a person.
+    /// What is wrong, for a person.
     pub message: String,
+    /// How to fix it, for a person, when there is a way.
+    pub help: Option<String>,
 }
 
 impl Problem {
@@ -87,6 +89,23 @@ impl Problem {
             line,
             column,
             message,
+            help: None,
+        }
+    }
+
+    /// The same problem with a way to fix it.
+    #[must_use]
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// What is wrong and, after `; `, how to fix it: the message of reports.
+    #[must_use]
+    pub fn full_message(&self) -> String {
+        match &self.help {
+            Some(h) => format!("{}; {h}", self.message),
+            None => self.message.clone(),
         }
     }
 }

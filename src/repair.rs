@@ -16,12 +16,11 @@
 //! When damage remains that none of these fixes, nothing is changed at all: the caller gets
 //! the list of what could be fixed and what could not, with the manual fix.
 
-use crate::document::{Document, Foreign, line_end};
-use crate::format::Syntax;
+use crate::document::{Desired, Document, Foreign};
 use crate::hash;
-use crate::lex::Span;
+use crate::lex::{Lexer, Span};
+use crate::lines::{line_end, line_start};
 use crate::marker::{Identity, Kind, Marker};
-use crate::plan::Desired;
 use crate::problem::{Problem, ProblemKind};
 
 /// One fix made.
@@ -52,7 +51,7 @@ const MAX_FIXES: usize = 256;
 #[must_use]
 pub fn repair(
     src: &[u8],
-    syntax: &dyn Syntax,
+    syntax: &dyn Lexer,
     template: &[Desired],
     foreign: Option<&Foreign>,
 ) -> Repaired {
@@ -89,7 +88,11 @@ pub fn repair(
                 .into_iter()
                 .filter(|p| p.kind.blocks())
                 .map(|mut p| {
-                    p.message = format!("{} (not repaired: {})", p.message, why_not(p.kind));
+                    let why = format!(" (not repaired: {})", why_not(p.kind));
+                    match &mut p.help {
+                        Some(h) => h.push_str(&why),
+                        None => p.message.push_str(&why),
+                    }
                     p
                 })
                 .collect(),
@@ -109,7 +112,7 @@ fn why_not(kind: ProblemKind) -> &'static str {
              region ends is not certain"
         }
         ProblemKind::OrphanEnd => {
-            "where the region starts is not certain (pass --template with the region to let \
+            "where the region starts is not certain (a template that holds the region lets \
              repair find its body)"
         }
         ProblemKind::DuplicateRegion => {
@@ -162,13 +165,9 @@ fn rewrite_line(src: &[u8], line: Span, new_text: &str) -> Vec<u8> {
     splice(src, body, new_text.as_bytes())
 }
 
-fn line_no(src: &[u8], offset: usize) -> usize {
-    memchr::memchr_iter(b'\n', &src[..offset]).count() + 1
-}
-
 fn next_fix(
     doc: &Document<'_>,
-    syntax: &dyn Syntax,
+    syntax: &dyn Lexer,
     template: &[Desired],
     foreign: Option<&Foreign>,
 ) -> Option<Next> {
@@ -184,7 +183,7 @@ fn next_fix(
         if blocking(&after) < damage {
             let fix = Fix {
                 kind: ProblemKind::NearMissMarker,
-                line: line_no(src, line.start),
+                line: crate::lines::line_of(src, line.start),
                 what: format!(
                     "rewrote the marker ({}): `{}`",
                     nm.what,
@@ -213,7 +212,7 @@ fn next_fix(
 fn marker_at(doc: &Document<'_>, foreign: Option<&Foreign>, line: usize) -> Option<(Span, Marker)> {
     let src = doc.src;
     doc.marker_lines.iter().find_map(|span| {
-        if line_no(src, span.start) != line {
+        if crate::lines::line_of(src, span.start) != line {
             return None;
         }
         let text = &src[span.start..line_text_end(src, *span)];
@@ -233,7 +232,7 @@ fn marker_at(doc: &Document<'_>, foreign: Option<&Foreign>, line: usize) -> Opti
 
 fn case_only_end(
     doc: &Document<'_>,
-    syntax: &dyn Syntax,
+    syntax: &dyn Lexer,
     foreign: Option<&Foreign>,
     p: &Problem,
 ) -> Option<Next> {
@@ -246,7 +245,7 @@ fn case_only_end(
         .filter(|s| s.start < end_span.start)
         .rev()
         .find_map(|s| {
-            let (_, m) = marker_at(doc, foreign, line_no(src, s.start))?;
+            let (_, m) = marker_at(doc, foreign, crate::lines::line_of(src, s.start))?;
             (m.kind == Kind::Begin && m.identity().eq_ignore_case(&end.identity())).then_some(m)
         })?;
     let mut fixed = end.clone();
@@ -270,7 +269,7 @@ fn case_only_end(
 
 fn close_by_hash(
     doc: &Document<'_>,
-    syntax: &dyn Syntax,
+    syntax: &dyn Lexer,
     foreign: Option<&Foreign>,
     p: &Problem,
 ) -> Option<Next> {
@@ -316,7 +315,7 @@ fn close_by_hash(
     if blocking(&Document::parse_with(&new, syntax, foreign)) >= blocking(doc) {
         return None;
     }
-    let after_line = line_no(src, end.saturating_sub(1));
+    let after_line = crate::lines::line_of(src, end.saturating_sub(1));
     Some((
         new,
         Fix {
@@ -332,7 +331,7 @@ fn close_by_hash(
 
 fn open_from_template(
     doc: &Document<'_>,
-    syntax: &dyn Syntax,
+    syntax: &dyn Lexer,
     foreign: Option<&Foreign>,
     p: &Problem,
     template: &[Desired],
@@ -367,7 +366,7 @@ fn open_from_template(
         if start <= prev_marker_end {
             return None;
         }
-        start = crate::document::line_start(src, start - 1);
+        start = line_start(src, start - 1);
         if start < prev_marker_end {
             return None;
         }
@@ -386,7 +385,7 @@ fn open_from_template(
     if blocking(&Document::parse_with(&new, syntax, foreign)) >= blocking(doc) {
         return None;
     }
-    let at = line_no(src, start);
+    let at = crate::lines::line_of(src, start);
     Some((
         new,
         Fix {
@@ -460,7 +459,7 @@ mod tests {
         let r = rep(src);
         assert_eq!(r.new, src.as_bytes());
         assert_eq!(r.unfixed[0].kind, ProblemKind::UnclosedBegin);
-        assert!(r.unfixed[0].message.contains("not repaired"));
+        assert!(r.unfixed[0].full_message().contains("not repaired"));
     }
 
     #[test]

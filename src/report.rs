@@ -36,10 +36,13 @@ pub struct FileReport {
     /// The error that stopped the command for this file, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The unified diff of the change (dry runs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
 }
 
 /// One region's entry.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct RegionReport {
     /// Owner (may be empty).
     pub owner: String,
@@ -56,7 +59,7 @@ pub struct RegionReport {
 }
 
 /// One problem's entry.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct ProblemReport {
     /// The stable kind name.
     pub kind: String,
@@ -74,7 +77,7 @@ impl From<&Problem> for ProblemReport {
             kind: p.kind.as_str().to_owned(),
             line: p.line,
             column: p.column,
-            message: p.message.clone(),
+            message: p.full_message().clone(),
         }
     }
 }
@@ -83,7 +86,7 @@ impl From<&Problem> for ProblemReport {
 /// removed regions are listed with the lines they had, and regions deleted by hand and left
 /// out (`--respect-removals`) with state `removed`, action `kept-drifted` and lines 0.
 #[must_use]
-pub fn regions(doc: &Document<'_>, outcomes: &[Outcome]) -> Vec<RegionReport> {
+pub(crate) fn regions(doc: &Document<'_>, outcomes: &[Outcome]) -> Vec<RegionReport> {
     let mut out: Vec<RegionReport> = doc
         .regions
         .iter()

@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 
 /// What the store knows about one region of one file.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RegionState {
+pub(crate) struct RegionState {
     /// The hash last written on its BEGIN line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hash: Option<String>,
@@ -28,7 +28,7 @@ pub struct RegionState {
 
 /// What the store knows about one file.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileState {
+pub(crate) struct FileState {
     /// The file's canonical path.
     pub path: String,
     /// Regions by identity (`OWNER MANAGED name`).
@@ -38,7 +38,7 @@ pub struct FileState {
 
 /// The store's root directory.
 #[derive(Clone, Debug)]
-pub struct Store {
+pub(crate) struct Store {
     root: PathBuf,
 }
 
@@ -46,7 +46,7 @@ impl Store {
     /// The store for this user: `$XDG_STATE_HOME/demarcate`, or `~/.local/state/demarcate`.
     /// `None` when neither can be found (no home directory).
     #[must_use]
-    pub fn for_user() -> Option<Self> {
+    pub(crate) fn for_user() -> Option<Self> {
         use etcetera::BaseStrategy as _;
         let base = etcetera::choose_base_strategy().ok()?;
         let dir = base.state_dir()?;
@@ -55,7 +55,7 @@ impl Store {
 
     /// A store rooted at `root`.
     #[must_use]
-    pub const fn at(root: PathBuf) -> Self {
+    pub(crate) const fn at(root: PathBuf) -> Self {
         Self { root }
     }
 
@@ -67,7 +67,7 @@ impl Store {
 
     /// What the store knows about `canonical`; empty when nothing (or unreadable).
     #[must_use]
-    pub fn load(&self, canonical: &Path) -> FileState {
+    pub(crate) fn load(&self, canonical: &Path) -> FileState {
         std::fs::read(self.file_entry(canonical))
             .ok()
             .and_then(|b| serde_json::from_slice::<FileState>(&b).ok())
@@ -82,7 +82,7 @@ impl Store {
     ///
     /// # Errors
     /// Any I/O error.
-    pub fn save(&self, canonical: &Path, state: &FileState) -> std::io::Result<()> {
+    pub(crate) fn save(&self, canonical: &Path, state: &FileState) -> std::io::Result<()> {
         let entry = self.file_entry(canonical);
         let json = serde_json::to_vec_pretty(state).map_err(std::io::Error::other)?;
         write_atomic(&entry, &json)
@@ -92,7 +92,7 @@ impl Store {
     ///
     /// # Errors
     /// Any I/O error.
-    pub fn save_body(&self, hash: &str, normalized: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn save_body(&self, hash: &str, normalized: &[u8]) -> std::io::Result<()> {
         let path = self.root.join("bodies").join(hash);
         if path.exists() {
             return Ok(());
@@ -102,7 +102,7 @@ impl Store {
 
     /// A body saved under `hash`, if any.
     #[must_use]
-    pub fn body(&self, hash: &str) -> Option<Vec<u8>> {
+    pub(crate) fn body(&self, hash: &str) -> Option<Vec<u8>> {
         if !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
             return None;
         }

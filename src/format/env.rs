@@ -56,7 +56,7 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// and a quoted value still open at the end of the input. Never fails: what is not a blank
 /// line, a comment line or an assignment is an opaque line.
 #[must_use]
-pub fn lex(src: &[u8]) -> Lexed {
+pub(crate) fn lex(src: &[u8]) -> Lexed {
     let body = if src.starts_with(BOM) { BOM.len() } else { 0 };
     let mut lexer = Lexer {
         src,

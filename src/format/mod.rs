@@ -4,16 +4,17 @@
 //! [`Syntax`]: how to lex, which comment opener to write, how to normalize a body for the
 //! hash, and how to validate a result.
 
-pub mod env;
-pub mod jsonc;
-pub mod shell;
-pub mod toml;
+pub(crate) mod env;
+pub(crate) mod jsonc;
+pub(crate) mod shell;
+pub(crate) mod toml;
 
 use std::path::Path;
 
 use crate::document::{Document, Region};
+pub(crate) use crate::lex::{KeyPolicy, Lexer};
 use crate::lex::{Lexed, Span};
-use crate::plan::At;
+pub(crate) use crate::place::{At, Fitted, Placement};
 
 /// A file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -28,46 +29,17 @@ pub enum Format {
     Jsonc,
 }
 
-/// How two assignments of the same key are judged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KeyPolicy {
-    /// Any two assignments of one key are reported (env: readers disagree on which wins).
-    AnyDuplicate,
-    /// Only two managed regions of different owners assigning one key are reported (shell:
-    /// profiles legitimately assign `PATH` many times).
-    AcrossOwners,
-}
-
-/// What a format must provide to the engine.
-pub trait Syntax: Sync {
-    /// The format's name as used on the command line and in reports.
-    fn name(&self) -> &'static str;
-
-    /// Lexes the whole file.
-    fn lex(&self, src: &[u8]) -> Lexed;
-
-    /// The comment opener written before a marker.
-    fn opener(&self) -> &'static str {
-        "#"
-    }
-
-    /// The body as the hash sees it (docs/markers.md): for line formats, CRLF made LF.
-    fn normalize(&self, body: &[u8]) -> Vec<u8> {
-        crate::hash::normalize_lines(body)
-    }
-
-    /// How duplicate keys are reported.
-    fn key_policy(&self) -> KeyPolicy;
-
-    /// True when the file's own bytes must be UTF-8 (TOML, JSONC).
-    fn requires_utf8(&self) -> bool {
-        false
-    }
-
+/// What a format must provide to the engine beyond lexing ([`Lexer`]): where new regions go
+/// and how their bodies are fitted there, and how an edited file is checked. Line formats use
+/// the defaults (the planner's line rules).
+///
+/// Every hook receives the parsed [`Document`], whose [`Document::scan`] holds what the
+/// format's own [`Lexer::scan`] recorded, so one lex serves every hook.
+pub trait Syntax: Lexer {
     /// Resolves where a new region goes for the positions this format defines itself
-    /// (`--at table:a.b`, `--at /json/pointer`, or its own default for [`At::Default`]);
+    /// (a TOML table, a JSON Pointer, or its own default for [`At::Default`]);
     /// `body` is the region's body as it will be written.
-    /// `None` lets the engine use the line rules (end, start, after:/before: a regex).
+    /// `None` lets the planner use the line rules (end, start, after:/before: a regex).
     ///
     /// # Errors
     /// A message for a position that cannot be used.
@@ -82,14 +54,13 @@ pub trait Syntax: Sync {
 
     /// Where, in a target, a region of `template` belongs when the target lacks it and none
     /// of its template neighbours are there: the same container (a TOML table, a JSONC
-    /// pointer). `None`: the command's `--at`.
+    /// pointer). `None`: the command's position.
     fn template_at(&self, _template: &Document<'_>, _region: &Region) -> Option<At> {
         None
     }
 
     /// True when a key assigned twice in one context blocks an edit that creates it (TOML
-    /// tables, JSONC objects: the file would not parse, or readers would disagree), unless
-    /// `--force`.
+    /// tables, JSONC objects: the file would not parse, or readers would disagree).
     fn duplicate_keys_block(&self) -> bool {
         false
     }
@@ -108,50 +79,58 @@ pub trait Syntax: Sync {
         body.to_vec()
     }
 
+    /// The fitted replacement body of `region` when the containers its insertion at `at`
+    /// would create (a TOML table header, JSONC objects along a pointer) exist only inside
+    /// the region itself: an update must keep them, or its keys would move to another
+    /// container. `None` when nothing needs wrapping.
+    fn rewrap(
+        &self,
+        _doc: &Document<'_>,
+        _region: &Region,
+        _at: &At,
+        _body: &[u8],
+    ) -> Option<Vec<u8>> {
+        None
+    }
+
     /// Splices outside a region that its removal needs (a separator its insertion added).
     fn on_remove(&self, _doc: &Document<'_>, _region: &Region) -> Vec<(Span, Vec<u8>)> {
         Vec::new()
     }
 
-    /// Checks an edited file with the format's own rules before it is written (the engine
+    /// Checks an edited file with the format's own rules before it is written (the planner
     /// has already re-lexed it and compared its regions).
     ///
     /// # Errors
     /// What is wrong with `new`.
-    fn validate(&self, _old: &Document<'_>, _new: &[u8]) -> Result<(), String> {
+    fn validate(&self, _old: &Document<'_>, _new: &Document<'_>) -> Result<(), String> {
         Ok(())
     }
 }
 
-/// Where a format puts a new region.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Placement {
-    /// Byte offset of the insertion: a line start or the end of the input.
-    pub offset: usize,
-    /// Text wrapped around the body, for containers the insertion creates (a TOML table
-    /// header, JSONC objects along a pointer): part of the region, gone on removal.
-    pub wrap: Option<(Vec<u8>, Vec<u8>)>,
-}
-
-/// A body fitted to its place.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Fitted {
-    /// The body as it will stand in the file.
-    pub body: Vec<u8>,
-    /// Indentation of the marker lines.
-    pub indent: Vec<u8>,
-    /// Text inserted right before the BEGIN line (at the insertion offset).
-    pub before: Vec<u8>,
-    /// Text inserted right after the END line.
-    pub after: Vec<u8>,
-    /// Splices outside the region (byte range of the original, replacement).
-    pub extra: Vec<(Span, Vec<u8>)>,
+/// [`Syntax::rewrap`] for formats whose placement wraps a body in the containers it
+/// creates: place the region again in the file without it, and wrap the body as that
+/// placement would.
+pub(crate) fn rewrap_by_placement(
+    syntax: &dyn Syntax,
+    doc: &Document<'_>,
+    region: &Region,
+    at: &At,
+    body: &[u8],
+) -> Option<Vec<u8>> {
+    let src = doc.src;
+    let span = region.span();
+    let without = [&src[..span.start], &src[span.end..]].concat();
+    let rest = Document::parse(&without, syntax);
+    let (pre, post) = syntax.place(&rest, at, body)?.ok()?.wrap?;
+    let wrapped = [pre.as_slice(), body, &post].concat();
+    Some(syntax.fit_update(doc, region, &wrapped))
 }
 
 /// The shell format (sh, bash, zsh, ksh).
-pub struct Shell;
+pub(crate) struct Shell;
 
-impl Syntax for Shell {
+impl Lexer for Shell {
     fn name(&self) -> &'static str {
         "shell"
     }
@@ -163,10 +142,12 @@ impl Syntax for Shell {
     }
 }
 
-/// The dotenv format.
-pub struct Env;
+impl Syntax for Shell {}
 
-impl Syntax for Env {
+/// The dotenv format.
+pub(crate) struct Env;
+
+impl Lexer for Env {
     fn name(&self) -> &'static str {
         "env"
     }
@@ -177,6 +158,8 @@ impl Syntax for Env {
         KeyPolicy::AnyDuplicate
     }
 }
+
+impl Syntax for Env {}
 
 impl Format {
     /// Every format, for help texts.
@@ -199,10 +182,15 @@ impl Format {
         self.syntax().name()
     }
 
-    /// Parses a `--format` value (`auto` is handled by the caller).
+    /// Parses a format name (`auto` is handled by the caller).
     #[must_use]
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// Every format's name, in [`Format::ALL`] order.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        Self::ALL.into_iter().map(Self::name)
     }
 }
 
@@ -210,14 +198,12 @@ impl Format {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DetectError {
     /// The name and first line say nothing we know.
-    #[error(
-        "cannot tell the format from the file name or its first line; pass --format shell|env|toml|jsonc"
-    )]
+    #[error("cannot tell the format from the file name or its first line")]
     Unknown,
     /// A plain JSON file: adding a comment would break strict JSON readers.
     #[error(
         "this is plain JSON (no comments), and strict JSON readers reject comments, so markers \
-         cannot be added; pass --format jsonc if every reader of this file accepts JSONC"
+         cannot be added"
     )]
     PlainJson,
     /// fish, whose quoting the shell lexer does not know.
@@ -289,7 +275,7 @@ pub fn detect(path: &Path, head: &[u8]) -> Result<Format, DetectError> {
 }
 
 fn shebang(head: &[u8]) -> Result<Format, DetectError> {
-    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    let head = crate::lines::strip_bom(head);
     let Some(line) = head.strip_prefix(b"#!") else {
         return Err(DetectError::Unknown);
     };

@@ -1253,7 +1253,7 @@ impl<'a> Lexer<'a> {
 /// `NAME=` / `export NAME=` assignments at the start of a line, and the first construct left
 /// open at the end. Never panics; linear in the input; any bytes (not only UTF-8) are fine.
 #[must_use]
-pub fn lex(src: &[u8]) -> Lexed {
+pub(crate) fn lex(src: &[u8]) -> Lexed {
     Lexer::new(src).run()
 }
 

@@ -3,11 +3,10 @@
 //! nothing, that `repair` either restores a valid file or changes nothing, and that no user
 //! line is ever lost.
 
-use demarcate::document::Document;
-use demarcate::format::Format;
-use demarcate::marker::Identity;
-use demarcate::plan::{Desired, Op, Options, PlanError, plan};
-use demarcate::repair::repair;
+use demarcate::{
+    Desired, Document, Format, Identity, Op, PlanError, PlanOptions as Options, plan,
+    repair_markers as repair,
+};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]

@@ -4,10 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use demarcate::document::Document;
-use demarcate::format::Format;
-use demarcate::marker::Identity;
-use demarcate::plan::{self, At, Desired, Op, Options};
+use demarcate::{At, Desired, Document, Format, Identity, Op, PlanOptions as Options, plan};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -211,7 +208,7 @@ fn at_end_adds_one_comma_and_remove_takes_it_back() {
         read(&path),
         format!(
             "{{\n  \"a\": 1, // note\n  // BEGIN ZYLOS MANAGED tail hash={}\n  \"b\": 2\n  // END ZYLOS MANAGED tail\n}}\n",
-            demarcate::hash::of_normalized(b"\"b\":2")
+            demarcate::body_hash(b"\"b\":2")
         )
     );
     let o = run(
@@ -580,7 +577,7 @@ fn run_plan(src: &[u8], op: Op, at: At) -> Result<Vec<u8>, String> {
         hash: true,
         ..Options::default()
     };
-    plan::plan(&doc, syntax, &[op], &opts)
+    plan(&doc, syntax, &[op], &opts)
         .map(|p| p.new)
         .map_err(|e| e.to_string())
 }
@@ -651,7 +648,7 @@ proptest! {
         let syntax = Format::Jsonc.syntax();
         let doc = Document::parse(src.as_bytes(), syntax);
         let _ = run_plan(src.as_bytes(), set_op("\"k\": 1"), At::End);
-        let _ = syntax.validate(&doc, src.as_bytes());
+        let _ = syntax.validate(&doc, &doc);
     }
 }
 

@@ -11,4 +11,5 @@ mod props;
 mod regression;
 mod samples;
 mod toml;
+mod toml_plan;
 mod util;

@@ -99,7 +99,7 @@ fn template(kind: Kind, owner: &str, regions: &[(&str, String)]) -> Vec<u8> {
 /// A region as the tool writes it, with `eol` line endings.
 fn region(name: &str, body: &str, eol: &str) -> String {
     let normalized = format!("{body}\n");
-    let hash = demarcate::hash::of_normalized(normalized.as_bytes());
+    let hash = demarcate::body_hash(normalized.as_bytes());
     format!(
         "# BEGIN ZYLOS MANAGED {name} hash={hash}{eol}{body}{eol}# END ZYLOS MANAGED {name}{eol}"
     )

@@ -5,11 +5,10 @@
 
 use std::collections::BTreeSet;
 
-use demarcate::document::{Document, State, eol_of};
-use demarcate::format::Format;
-use demarcate::hash::normalize_lines;
-use demarcate::marker::Identity;
-use demarcate::plan::{Action, At, Desired, Op, Options, Plan, PlanError, plan};
+use demarcate::{
+    Action, At, Desired, Document, Format, Identity, Op, Plan, PlanError, PlanOptions as Options,
+    State, eol_of, normalize_lines, plan,
+};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use regex::bytes::Regex;
@@ -105,7 +104,7 @@ const CHUNKS: &[&[u8]] = &[
     b"#!/bin/sh\n",
 ];
 
-fn syntax(format: Format) -> &'static dyn demarcate::format::Syntax {
+fn syntax(format: Format) -> &'static dyn demarcate::Syntax {
     format.syntax()
 }
 
@@ -432,7 +431,6 @@ fn check_converged(new: &[u8], format: Format, op: &Op) -> Result<(), TestCaseEr
                 }
             }
         }
-        Op::Repair { .. } => {}
     }
     Ok(())
 }

@@ -4,10 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use demarcate::document::Document;
-use demarcate::format::Format;
-use demarcate::marker::Identity;
-use demarcate::plan::{self, At, Desired, Op, Options};
+use demarcate::{At, Desired, Document, Format, Identity, Op, PlanOptions as Options, plan};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -382,7 +379,7 @@ fn run_plan(src: &[u8], op: Op, at: At) -> Result<Vec<u8>, String> {
         hash: true,
         ..Options::default()
     };
-    plan::plan(&doc, syntax, &[op], &opts)
+    plan(&doc, syntax, &[op], &opts)
         .map(|p| p.new)
         .map_err(|e| e.to_string())
 }

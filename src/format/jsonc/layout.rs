@@ -9,7 +9,7 @@ use crate::format::{Fitted, Placement};
 use crate::lex::Span;
 
 /// The structure of a document, with the file's indent unit and comma style.
-pub struct View<'a> {
+pub(crate) struct View<'a> {
     src: &'a [u8],
     /// The scan with its container table.
     pub scan: Scan,
@@ -22,7 +22,7 @@ pub struct View<'a> {
 
 /// Which end of a container.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Edge {
+pub(crate) enum Edge {
     /// Before the first member.
     Start,
     /// After the last member.
@@ -55,7 +55,7 @@ fn first_on_line(src: &[u8], offset: usize) -> bool {
 /// The file's indent unit: the most common step between a container's line and its first
 /// member's line; a tab when that step is a tab; two spaces when nothing tells.
 #[must_use]
-pub fn indent_unit(src: &[u8], containers: &[Container]) -> Vec<u8> {
+pub(crate) fn indent_unit(src: &[u8], containers: &[Container]) -> Vec<u8> {
     let mut counts = [0usize; 9];
     let mut tabs = 0usize;
     let mut seen = 0;
@@ -98,7 +98,7 @@ pub fn indent_unit(src: &[u8], containers: &[Container]) -> Vec<u8> {
 impl<'a> View<'a> {
     /// Scans `doc` for its structure, with the members `members` selects.
     #[must_use]
-    pub fn new(doc: &Document<'a>, members: Members) -> Self {
+    pub(crate) fn new(doc: &Document<'a>, members: Members) -> Self {
         let scan = scan::scan(
             doc.src,
             Want {
@@ -112,7 +112,7 @@ impl<'a> View<'a> {
 
     /// The view of `doc` with the members of the container that holds `offset`.
     #[must_use]
-    pub fn at_offset(doc: &Document<'a>, offset: usize) -> Self {
+    pub(crate) fn at_offset(doc: &Document<'a>, offset: usize) -> Self {
         let probe = scan::scan(
             doc.src,
             Want {
@@ -126,7 +126,7 @@ impl<'a> View<'a> {
 
     /// A view over an existing scan (which must record structure).
     #[must_use]
-    pub fn from_scan(doc: &Document<'a>, scan: Scan) -> Self {
+    pub(crate) fn from_scan(doc: &Document<'a>, scan: Scan) -> Self {
         let unit = indent_unit(doc.src, &scan.containers);
         let trailing = !scan.trailing_commas.is_empty();
         Self {
@@ -139,13 +139,13 @@ impl<'a> View<'a> {
 
     /// The container with this id.
     #[must_use]
-    pub fn container(&self, id: u32) -> Option<&Container> {
+    pub(crate) fn container(&self, id: u32) -> Option<&Container> {
         self.scan.containers.get(id as usize)
     }
 
     /// The innermost object or array strictly containing `offset`, else the top level.
     #[must_use]
-    pub fn container_at(&self, offset: usize) -> u32 {
+    pub(crate) fn container_at(&self, offset: usize) -> u32 {
         let len = self.src.len();
         let mut best = 0u32;
         let mut best_open = 0usize;
@@ -160,7 +160,7 @@ impl<'a> View<'a> {
 
     /// The id of the root object or array.
     #[must_use]
-    pub fn root(&self) -> Option<u32> {
+    pub(crate) fn root(&self) -> Option<u32> {
         self.scan.containers.first()?.members.first()?.child
     }
 
@@ -169,7 +169,12 @@ impl<'a> View<'a> {
     ///
     /// # Errors
     /// When the container has no closing bracket.
-    pub fn edge_offset(&self, doc: &Document<'_>, id: u32, edge: Edge) -> Result<usize, String> {
+    pub(crate) fn edge_offset(
+        &self,
+        doc: &Document<'_>,
+        id: u32,
+        edge: Edge,
+    ) -> Result<usize, String> {
         let src = self.src;
         let c = self.container(id).ok_or("no such container")?;
         let close = c.close.ok_or_else(|| {
@@ -205,7 +210,7 @@ impl<'a> View<'a> {
 
     /// Fits a new body at `offset`.
     #[must_use]
-    pub fn fit_insert(&self, doc: &Document<'_>, offset: usize, body: &[u8]) -> Fitted {
+    pub(crate) fn fit_insert(&self, doc: &Document<'_>, offset: usize, body: &[u8]) -> Fitted {
         let src = self.src;
         let id = self.container_at(offset);
         let Some(c) = self.container(id) else {
@@ -254,7 +259,7 @@ impl<'a> View<'a> {
 
     /// Fits a replacement body to `region`.
     #[must_use]
-    pub fn fit_update(&self, region: &Region, body: &[u8]) -> Vec<u8> {
+    pub(crate) fn fit_update(&self, region: &Region, body: &[u8]) -> Vec<u8> {
         let src = self.src;
         let indent = line_indent(
             src,
@@ -273,7 +278,7 @@ impl<'a> View<'a> {
     /// The comma a removal takes back: the one after the member before `region`, when
     /// nothing follows the region in its container and the file has no trailing commas.
     #[must_use]
-    pub fn on_remove(&self, region: &Region) -> Vec<(Span, Vec<u8>)> {
+    pub(crate) fn on_remove(&self, region: &Region) -> Vec<(Span, Vec<u8>)> {
         let Some(c) = self.container(region.begin.context) else {
             return Vec::new();
         };
@@ -315,7 +320,7 @@ impl<'a> View<'a> {
     /// bracket unless the file uses trailing commas, and one after its last value exactly
     /// when `comma`.
     #[must_use]
-    pub fn fit_body(&self, body: &[u8], indent: &[u8], comma: bool) -> Vec<u8> {
+    pub(crate) fn fit_body(&self, body: &[u8], indent: &[u8], comma: bool) -> Vec<u8> {
         let body = reindent(body, indent, &self.unit);
         fix_commas(&body, comma, self.trailing)
     }
@@ -335,7 +340,7 @@ fn skip_inner(scan: &Scan, offset: usize) -> usize {
 /// line's start (a line starting with closing brackets counts them as closed). Lines that
 /// start inside a block comment are kept as they are; blank lines get no indentation.
 #[must_use]
-pub fn reindent(body: &[u8], indent: &[u8], unit: &[u8]) -> Vec<u8> {
+pub(crate) fn reindent(body: &[u8], indent: &[u8], unit: &[u8]) -> Vec<u8> {
     // Depth at each line start, and whether the line starts inside a block comment.
     let mut lines: Vec<(usize, usize, bool)> = vec![(0, 0, false)];
     let mut depth = 0usize;
@@ -392,7 +397,7 @@ pub fn reindent(body: &[u8], indent: &[u8], unit: &[u8]) -> Vec<u8> {
 /// Removes commas right before a closing bracket (unless `trailing`) and gives the body's
 /// last value a comma exactly when `comma`.
 #[must_use]
-pub fn fix_commas(body: &[u8], comma: bool, trailing: bool) -> Vec<u8> {
+pub(crate) fn fix_commas(body: &[u8], comma: bool, trailing: bool) -> Vec<u8> {
     let sig: Vec<_> = Tokens::new(body).filter(|t| !t.kind.is_trivia()).collect();
     let mut drop: Vec<usize> = Vec::new();
     for w in sig.windows(2) {
@@ -426,7 +431,7 @@ pub fn fix_commas(body: &[u8], comma: bool, trailing: bool) -> Vec<u8> {
 /// A JSON Pointer's reference tokens (`~1` is `/`, `~0` is `~`); `""` and `"/"` both name
 /// the root.
 #[must_use]
-pub fn pointer_tokens(pointer: &str) -> Vec<String> {
+pub(crate) fn pointer_tokens(pointer: &str) -> Vec<String> {
     if pointer.is_empty() || pointer == "/" {
         return Vec::new();
     }
@@ -439,13 +444,13 @@ pub fn pointer_tokens(pointer: &str) -> Vec<String> {
 
 /// The decoded text of a string token (quotes included).
 #[must_use]
-pub fn decode_key(token: &[u8]) -> Option<String> {
+pub(crate) fn decode_key(token: &[u8]) -> Option<String> {
     serde_json::from_slice(token).ok()
 }
 
 /// Opening and closing text for objects created along `tokens` (as in `"a": {` … `}`).
 #[must_use]
-pub fn wrap(tokens: &[String], eol: &str) -> (Vec<u8>, Vec<u8>) {
+pub(crate) fn wrap(tokens: &[String], eol: &str) -> (Vec<u8>, Vec<u8>) {
     let mut pre = Vec::new();
     let mut post = Vec::new();
     for t in tokens {
@@ -461,7 +466,7 @@ pub fn wrap(tokens: &[String], eol: &str) -> (Vec<u8>, Vec<u8>) {
 ///
 /// # Errors
 /// A message when the pointer runs into a value that is not an object.
-pub fn place_pointer(
+pub(crate) fn place_pointer(
     view: &View<'_>,
     doc: &Document<'_>,
     pointer: &str,
@@ -552,7 +557,7 @@ pub fn place_pointer(
 
 /// The JSON Pointer of container `id` (`""` for the root value).
 #[must_use]
-pub fn pointer_of(view: &View<'_>, id: u32) -> String {
+pub(crate) fn pointer_of(view: &View<'_>, id: u32) -> String {
     let mut parts = Vec::new();
     let mut cur = id;
     while let Some((parent, idx)) = view.container(cur).and_then(|c| c.parent) {

@@ -19,7 +19,7 @@ use crate::lex::Span;
 
 /// What a token is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TokenKind {
+pub(crate) enum TokenKind {
     /// Spaces, tabs, line breaks (and a byte order mark at offset 0).
     Ws,
     /// `// …` up to (not including) the line break.
@@ -53,7 +53,7 @@ pub enum TokenKind {
 impl TokenKind {
     /// True for whitespace and comments: tokens without meaning for the value.
     #[must_use]
-    pub const fn is_trivia(self) -> bool {
+    pub(crate) const fn is_trivia(self) -> bool {
         matches!(
             self,
             Self::Ws | Self::LineComment | Self::BlockComment | Self::OpenBlockComment
@@ -63,7 +63,7 @@ impl TokenKind {
 
 /// One token: a kind and its span in the input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Token {
+pub(crate) struct Token {
     /// What it is.
     pub kind: TokenKind,
     /// Where it is.
@@ -81,25 +81,25 @@ const fn is_word(b: u8) -> bool {
 }
 
 /// `ws = 1*(SP / HTAB / CR / LF)`.
-pub fn ws(i: &[u8]) -> R<'_> {
+pub(crate) fn ws(i: &[u8]) -> R<'_> {
     take_while1(is_ws).parse(i)
 }
 
 /// `line-comment = "//" *(any byte but LF)` — a CR before the LF is part of the comment
 /// token; [`crate::lex::Comment::text`] leaves it out.
-pub fn line_comment(i: &[u8]) -> R<'_> {
+pub(crate) fn line_comment(i: &[u8]) -> R<'_> {
     recognize(pair(tag("//"), take_till(|b| b == b'\n'))).parse(i)
 }
 
 /// `block-comment = "/*" *(any byte) "*/"` (shortest match).
-pub fn block_comment(i: &[u8]) -> R<'_> {
+pub(crate) fn block_comment(i: &[u8]) -> R<'_> {
     recognize((tag("/*"), take_until("*/"), tag("*/"))).parse(i)
 }
 
 /// `string = DQUOTE *(char / escape) DQUOTE`, where `escape = "\" any byte but CR/LF`.
 /// Returns the string and whether it is closed: a line break or the end of the input
 /// before the closing quote ends an open string (as Microsoft's scanner does).
-pub fn string(i: &[u8]) -> IResult<&[u8], (&[u8], bool)> {
+pub(crate) fn string(i: &[u8]) -> IResult<&[u8], (&[u8], bool)> {
     let (rest, _) = char('"').parse(i)?;
     let mut pos = 0;
     // Most strings are short: a plain loop beats a vectorized search there.
@@ -139,13 +139,13 @@ pub fn string(i: &[u8]) -> IResult<&[u8], (&[u8], bool)> {
 }
 
 /// `word = 1*(ALPHA / DIGIT / "+" / "-" / "." / "_" / "$")`.
-pub fn word(i: &[u8]) -> R<'_> {
+pub(crate) fn word(i: &[u8]) -> R<'_> {
     take_while1(is_word).parse(i)
 }
 
 /// `number = ["-"] int [frac] [exp]` with `int = "0" / digit1-9 *DIGIT`,
 /// `frac = "." 1*DIGIT`, `exp = ("e" / "E") ["+" / "-"] 1*DIGIT` (RFC 8259).
-pub fn number(i: &[u8]) -> R<'_> {
+pub(crate) fn number(i: &[u8]) -> R<'_> {
     recognize((
         opt(char('-')),
         alt((
@@ -160,18 +160,18 @@ pub fn number(i: &[u8]) -> R<'_> {
 
 /// True when `w` is exactly a JSON number.
 #[must_use]
-pub fn is_number(w: &[u8]) -> bool {
+pub(crate) fn is_number(w: &[u8]) -> bool {
     all_consuming(number).parse(w).is_ok()
 }
 
 /// `literal = "true" / "false" / "null"`.
-pub fn literal(i: &[u8]) -> R<'_> {
+pub(crate) fn literal(i: &[u8]) -> R<'_> {
     alt((tag("true"), tag("false"), tag("null"))).parse(i)
 }
 
 /// True when `w` is exactly a JSON literal.
 #[must_use]
-pub fn is_literal(w: &[u8]) -> bool {
+pub(crate) fn is_literal(w: &[u8]) -> bool {
     all_consuming(literal).parse(w).is_ok()
 }
 
@@ -179,7 +179,7 @@ pub fn is_literal(w: &[u8]) -> bool {
 /// Lexes one token at the start of `i` (which must not be empty). Never fails: a byte no
 /// production accepts is an [`TokenKind::Other`] token.
 #[must_use]
-pub fn token(i: &[u8]) -> (TokenKind, usize) {
+pub(crate) fn token(i: &[u8]) -> (TokenKind, usize) {
     let Some(&b) = i.first() else {
         return (TokenKind::Other, 0);
     };
@@ -227,7 +227,7 @@ pub fn token(i: &[u8]) -> (TokenKind, usize) {
 }
 
 /// The tokens of `src`, in order; a byte order mark at the start is whitespace.
-pub struct Tokens<'a> {
+pub(crate) struct Tokens<'a> {
     src: &'a [u8],
     pos: usize,
 }
@@ -235,7 +235,7 @@ pub struct Tokens<'a> {
 impl<'a> Tokens<'a> {
     /// Tokens of `src`.
     #[must_use]
-    pub const fn new(src: &'a [u8]) -> Self {
+    pub(crate) const fn new(src: &'a [u8]) -> Self {
         Self { src, pos: 0 }
     }
 }

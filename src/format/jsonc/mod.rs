@@ -7,26 +7,22 @@
 //!
 //! docs/formats.md, JSONC, describes the rules a user sees.
 
-pub mod layout;
-pub mod lexer;
-pub mod scan;
+pub(crate) mod layout;
+pub(crate) mod lexer;
+pub(crate) mod scan;
 
-use super::{Fitted, KeyPolicy, Placement, Syntax};
+use super::{Fitted, KeyPolicy, Lexer, Placement, Syntax};
 use crate::document::{Document, Region};
 use crate::lex::{Lexed, Span};
-use crate::plan::At;
+use crate::place::At;
 use layout::{Edge, View};
 use lexer::{TokenKind, Tokens};
 use scan::{Members, Want};
 
 /// The JSONC format.
-pub struct Jsonc;
+pub(crate) struct Jsonc;
 
-impl Syntax for Jsonc {
-    fn template_at(&self, template: &Document<'_>, region: &Region) -> Option<At> {
-        let p = region_pointer(template, region);
-        Some(At::Pointer(if p.is_empty() { "/".to_owned() } else { p }))
-    }
+impl Lexer for Jsonc {
     fn name(&self) -> &'static str {
         "jsonc"
     }
@@ -57,6 +53,13 @@ impl Syntax for Jsonc {
     fn requires_utf8(&self) -> bool {
         true
     }
+}
+
+impl Syntax for Jsonc {
+    fn template_at(&self, template: &Document<'_>, region: &Region) -> Option<At> {
+        let p = region_pointer(template, region);
+        Some(At::Pointer(if p.is_empty() { "/".to_owned() } else { p }))
+    }
 
     fn place(
         &self,
@@ -70,15 +73,16 @@ impl Syntax for Jsonc {
             At::Pointer(p) => (p.as_str(), Edge::Start),
             At::After(_) | At::Before(_) => {
                 return Some(Err(
-                    "--at after:/before: matches lines, which says nothing about JSON structure; \
-                     for JSONC use --at /json/pointer (the container to put the region in), \
-                     start or end"
+                    "after:/before: positions match lines, which says nothing about JSON \
+                     structure; for JSONC give a JSON Pointer (the container to put the region \
+                     in), start or end"
                         .to_owned(),
                 ));
             }
             At::Table(t) => {
                 return Some(Err(format!(
-                    "--at table:{t}: a table is only for TOML files; for JSONC use --at /json/pointer"
+                    "position table:{t}: a table is only for TOML files; for JSONC give a JSON \
+                     Pointer"
                 )));
             }
         };
@@ -98,11 +102,7 @@ impl Syntax for Jsonc {
             )));
         }
         let view = View::from_scan(doc, scanned);
-        let placed = layout::place_pointer(&view, doc, pointer, edge);
-        if let Ok(p) = &placed {
-            wrap_bridge::remember(doc, p);
-        }
-        Some(placed)
+        Some(layout::place_pointer(&view, doc, pointer, edge))
     }
 
     fn duplicate_keys_block(&self) -> bool {
@@ -114,18 +114,23 @@ impl Syntax for Jsonc {
     }
 
     fn fit_update(&self, doc: &Document<'_>, region: &Region, body: &[u8]) -> Vec<u8> {
-        match wrap_bridge::take(doc, region) {
-            Some((pre, post)) => View::new(doc, Members::Of(region.begin.context))
-                .fit_update(region, &[pre.as_slice(), body, &post].concat()),
-            None => View::new(doc, Members::Of(region.begin.context)).fit_update(region, body),
+        View::new(doc, Members::Of(region.begin.context)).fit_update(region, body)
+    }
+
+    fn rewrap(&self, doc: &Document<'_>, region: &Region, at: &At, body: &[u8]) -> Option<Vec<u8>> {
+        // Only a pointer creates containers (objects along it) around the body.
+        if !matches!(at, At::Pointer(_)) {
+            return None;
         }
+        super::rewrap_by_placement(self, doc, region, at, body)
     }
 
     fn on_remove(&self, doc: &Document<'_>, region: &Region) -> Vec<(Span, Vec<u8>)> {
         View::new(doc, Members::Of(region.begin.context)).on_remove(region)
     }
 
-    fn validate(&self, old: &Document<'_>, new: &[u8]) -> Result<(), String> {
+    fn validate(&self, old: &Document<'_>, new: &Document<'_>) -> Result<(), String> {
+        let new = new.src;
         let s = scan::scan(
             new,
             Want {
@@ -149,84 +154,17 @@ impl Syntax for Jsonc {
     }
 }
 
-/// Carries the wrap of a pointer placement to [`Syntax::fit_update`].
-///
-/// A region created with `--at /a/b` where `/a/b` did not exist holds the created objects
-/// (`"b": { … }`) in its body. When the same `set` runs again, [`Syntax::place`] finds that
-/// the pointer leads into the region and computes the same wrap, but the planner does not
-/// pass a placement to updates; without the wrap the update would move the members out of
-/// `/a/b`. `place` stores the wrap here for the region it points into, keyed by the
-/// document's buffer and the region's position, and `fit_update` takes it back. (A
-/// planner that handed [`Placement::wrap`] to updates would make this unnecessary.)
-mod wrap_bridge {
-    use std::cell::RefCell;
-
-    use crate::document::{Document, Region};
-    use crate::format::Placement;
-
-    type Key = (usize, usize, usize);
-    type Wrap = (Vec<u8>, Vec<u8>);
-
-    thread_local! {
-        static LAST: RefCell<Option<(Key, Wrap)>> = const { RefCell::new(None) };
-    }
-
-    fn key(doc: &Document<'_>, offset: usize) -> Key {
-        (doc.src.as_ptr() as usize, doc.src.len(), offset)
-    }
-
-    /// Stores the wrap of a placement that points into a region (at its BEGIN line).
-    pub(super) fn remember(doc: &Document<'_>, p: &Placement) {
-        let into_region = doc.regions.iter().any(|r| r.span().start == p.offset);
-        let entry = match (&p.wrap, into_region) {
-            (Some(w), true) => Some((key(doc, p.offset), w.clone())),
-            _ => None,
-        };
-        LAST.with(|l| *l.borrow_mut() = entry);
-    }
-
-    /// The wrap stored for `region` of `doc`, if any (consumed).
-    pub(super) fn take(doc: &Document<'_>, region: &Region) -> Option<Wrap> {
-        let k = key(doc, region.span().start);
-        LAST.with(|l| {
-            let mut l = l.borrow_mut();
-            match l.take() {
-                Some((stored, w)) if stored == k => Some(w),
-                other => {
-                    *l = other;
-                    None
-                }
-            }
-        })
-    }
-}
-
 /// `line L, column C` of byte `at` (1-based, columns in bytes).
 fn position(src: &[u8], at: usize) -> String {
-    let at = at.min(src.len());
-    let line = memchr::memchr_iter(b'\n', &src[..at]).count() + 1;
-    let col = at - crate::document::line_start(src, at) + 1;
+    let line = crate::lines::line_of(src, at);
+    let col = crate::lines::column_of(src, at);
     format!("line {line}, column {col}")
-}
-
-/// The first error a strict JSONC reader reports on `src`, with its position.
-#[must_use]
-pub fn strict_error(src: &[u8]) -> Option<String> {
-    let s = scan::scan(
-        src,
-        Want {
-            strict: true,
-            ..Want::default()
-        },
-    );
-    s.error
-        .map(|(at, msg)| format!("{}: {msg}", position(src, at)))
 }
 
 /// True when `src` holds at least one real comment (outside strings): a `*.json` file with
 /// comments is JSONC already.
 #[must_use]
-pub fn has_comments(src: &[u8]) -> bool {
+pub(crate) fn has_comments(src: &[u8]) -> bool {
     Tokens::new(src).any(|t| {
         matches!(
             t.kind,
@@ -239,7 +177,7 @@ pub fn has_comments(src: &[u8]) -> bool {
 /// tokens in order, as written, without whitespace and comments; one space between two
 /// adjacent word tokens (numbers, literals); a `,` that is the last token dropped.
 #[must_use]
-pub fn normalize(body: &[u8]) -> Vec<u8> {
+pub(crate) fn normalize(body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(body.len());
     let mut prev_word = false;
     let mut last_comma = None;
@@ -264,7 +202,7 @@ pub fn normalize(body: &[u8]) -> Vec<u8> {
 /// The JSON Pointer of the container that holds `region` in `doc` (`""` for the top level,
 /// `/` is not used: the root object is `""`), for placing the same region in another file.
 #[must_use]
-pub fn region_pointer(doc: &Document<'_>, region: &Region) -> String {
+pub(crate) fn region_pointer(doc: &Document<'_>, region: &Region) -> String {
     let view = View::new(doc, Members::All);
     layout::pointer_of(&view, region.begin.context)
 }
@@ -356,11 +294,12 @@ mod tests {
     #[test]
     fn validate_trailing_commas_only_where_the_file_has_them() {
         let j = Jsonc;
+        let check = |old: &Document<'_>, new: &[u8]| j.validate(old, &Document::parse(new, &j));
         let plain = Document::parse(b"{\"a\": 1}", &j);
-        assert!(j.validate(&plain, b"{\"a\": 1,}").is_err());
+        assert!(check(&plain, b"{\"a\": 1,}").is_err());
         let trailing = Document::parse(b"{\"a\": [1,]}", &j);
-        assert!(j.validate(&trailing, b"{\"a\": [1,], \"b\": 2,}").is_ok());
-        assert!(j.validate(&plain, b"{'a': 1}").is_err());
-        assert!(j.validate(&plain, b"// nothing but a comment\n").is_ok());
+        assert!(check(&trailing, b"{\"a\": [1,], \"b\": 2,}").is_ok());
+        assert!(check(&plain, b"{'a': 1}").is_err());
+        assert!(check(&plain, b"// nothing but a comment\n").is_ok());
     }
 }

@@ -36,7 +36,7 @@ impl Hasher for Fnv {
 
 /// What a container is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// The top level of the file (id 0): holds the root value.
     Top,
     /// `{ … }`.
@@ -47,7 +47,7 @@ pub enum Kind {
 
 /// One member of an object (`"key": value`), element of an array, or the root value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Member {
+pub(crate) struct Member {
     /// The key's string token, quotes included (objects only).
     pub key: Option<Span>,
     /// First byte of the member (the key, or the value in an array).
@@ -62,7 +62,7 @@ pub struct Member {
 
 /// An object, an array, or the top level.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Container {
+pub(crate) struct Container {
     /// What it is.
     pub kind: Kind,
     /// Offset of the opening bracket (0 for the top level).
@@ -83,14 +83,14 @@ impl Container {
     /// One past the last position a member of this container can occupy: its closing
     /// bracket, or the end of the input.
     #[must_use]
-    pub fn limit(&self, src_len: usize) -> usize {
+    pub(crate) fn limit(&self, src_len: usize) -> usize {
         self.close.unwrap_or(src_len)
     }
 }
 
 /// The result of a scan.
 #[derive(Clone, Debug, Default)]
-pub struct Scan {
+pub(crate) struct Scan {
     /// Comments, keys, inner lines, unclosed constructs.
     pub lexed: Lexed,
     /// Containers by id (empty unless structure was asked for).
@@ -105,7 +105,7 @@ pub struct Scan {
 
 /// Whose members the container table records (members of a large file cost memory).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Members {
+pub(crate) enum Members {
     /// Every container's.
     #[default]
     All,
@@ -117,7 +117,7 @@ pub enum Members {
 
 /// What a scan records beyond [`Lexed`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Want {
+pub(crate) struct Want {
     /// The container table.
     pub structure: bool,
     /// Whose members the table records.
@@ -166,7 +166,7 @@ struct Scanner<'a> {
 
 /// Scans `src`.
 #[must_use]
-pub fn scan(src: &[u8], want: Want) -> Scan {
+pub(crate) fn scan(src: &[u8], want: Want) -> Scan {
     let mut s = Scanner {
         src,
         keys: Vec::new(),

@@ -14,23 +14,27 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::Arc;
 
-use super::{Fitted, KeyPolicy, Placement, Syntax};
+use super::{Fitted, KeyPolicy, Lexer, Placement, Syntax};
 use crate::document::{Document, Region};
 use crate::lex::Lexed;
-use crate::plan::At;
+use crate::place::At;
 
 /// The TOML format.
-pub struct Toml;
+pub(crate) struct Toml;
 
-impl Syntax for Toml {
+impl Lexer for Toml {
     fn name(&self) -> &'static str {
         "toml"
     }
     fn lex(&self, src: &[u8]) -> Lexed {
-        scan(src).lexed.clone()
+        lexer::scan(src).lexed
+    }
+    fn scan(&self, src: &[u8]) -> (Lexed, Option<crate::lex::Scan>) {
+        let mut s = lexer::scan(src);
+        let lexed = std::mem::take(&mut s.lexed);
+        (lexed, Some(Arc::new(s)))
     }
     fn normalize(&self, body: &[u8]) -> Vec<u8> {
         normalize::normalize(body)
@@ -41,14 +45,17 @@ impl Syntax for Toml {
     fn requires_utf8(&self) -> bool {
         true
     }
+}
+
+impl Syntax for Toml {
     fn place(&self, doc: &Document<'_>, at: &At, body: &[u8]) -> Option<Result<Placement, String>> {
-        place::place(doc, &scan(doc.src), at, body)
+        place::place(doc, &scan_of(doc), at, body)
     }
     fn duplicate_keys_block(&self) -> bool {
         true
     }
     fn template_at(&self, template: &Document<'_>, region: &Region) -> Option<At> {
-        let s = scan(template.src);
+        let s = scan_of(template);
         let body = region.body.of(template.src);
         if s.headers
             .iter()
@@ -79,40 +86,23 @@ impl Syntax for Toml {
     fn fit_update(&self, doc: &Document<'_>, region: &Region, body: &[u8]) -> Vec<u8> {
         place::fit_update(doc, region, body)
     }
-    fn validate(&self, old: &Document<'_>, new: &[u8]) -> Result<(), String> {
-        validate::validate(self, old, &scan(old.src), new, &scan(new))
+    fn rewrap(&self, doc: &Document<'_>, region: &Region, at: &At, body: &[u8]) -> Option<Vec<u8>> {
+        // Only a table position creates a container (the header) around the body.
+        if !matches!(at, At::Table(_)) {
+            return None;
+        }
+        super::rewrap_by_placement(self, doc, region, at, body)
+    }
+    fn validate(&self, old: &Document<'_>, new: &Document<'_>) -> Result<(), String> {
+        validate::validate(old, &scan_of(old), new, &scan_of(new))
     }
 }
 
-/// How many lexed files are remembered: one edit lexes the old file and the new one
-/// several times (regions, placement, validation).
-const CACHE: usize = 2;
-
-thread_local! {
-    static SCANS: RefCell<Vec<(Vec<u8>, Rc<lexer::Scan>)>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Lexes `src`, reusing the result of a recent call on the same bytes.
-fn scan(src: &[u8]) -> Rc<lexer::Scan> {
-    let hit = SCANS.with(|c| {
-        c.borrow()
-            .iter()
-            .find(|(k, _)| k.as_slice() == src)
-            .map(|(_, s)| Rc::clone(s))
-    });
-    if let Some(s) = hit {
-        return s;
-    }
-    let s = Rc::new(lexer::scan(src));
-    // Small inputs (bodies) are cheap to lex again; only files are worth remembering.
-    if src.len() >= 4096 {
-        SCANS.with(|c| {
-            let mut c = c.borrow_mut();
-            if c.len() >= CACHE {
-                c.remove(0);
-            }
-            c.push((src.to_vec(), Rc::clone(&s)));
-        });
-    }
-    s
+/// The TOML scan of a parsed document: the one its lexing made, or (for a document built
+/// from a lexing of its own) a new one.
+fn scan_of(doc: &Document<'_>) -> Arc<lexer::Scan> {
+    doc.scan
+        .clone()
+        .and_then(|s| s.downcast::<lexer::Scan>().ok())
+        .unwrap_or_else(|| Arc::new(lexer::scan(doc.src)))
 }

@@ -13,7 +13,7 @@ use super::lexer::{self, ELEM, SEP, Scan};
 use crate::document::{Document, Region, line_end, line_start};
 use crate::format::{Fitted, Placement};
 use crate::lex::Span;
-use crate::plan::At;
+use crate::place::At;
 
 /// Resolves the positions TOML defines itself; `None` leaves `at` to the line rules.
 pub(super) fn place(

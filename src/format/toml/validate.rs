@@ -13,7 +13,6 @@
 
 use std::collections::HashSet;
 
-use super::Toml;
 use super::lexer::{ELEM, Scan, key_text};
 use super::place::line_of;
 use crate::document::{Document, Region};
@@ -22,20 +21,14 @@ use crate::marker::Identity;
 /// Files up to this size are parsed whole with toml_edit.
 pub(super) const FULL_PARSE: usize = 1 << 20;
 
-/// Validates `new` (already re-lexed as `new_scan`) against the file it replaces.
+/// Validates `new_doc` (scanned as `new_scan`) against the file it replaces.
 pub(super) fn validate(
-    syntax: &Toml,
     old: &Document<'_>,
     old_scan: &Scan,
-    new: &[u8],
+    new_doc: &Document<'_>,
     new_scan: &Scan,
 ) -> Result<(), String> {
-    // Only the regions are needed here: leave the keys out (the engine has checked them).
-    let lexed = crate::lex::Lexed {
-        keys: Vec::new(),
-        ..new_scan.lexed.clone()
-    };
-    let new_doc = Document::from_lexed(new, syntax, lexed);
+    let new = new_doc.src;
     let stable: HashSet<&Identity> = old
         .regions
         .iter()
@@ -55,8 +48,8 @@ pub(super) fn validate(
 /// A region's span, less a BOM before its BEGIN line (the BOM is the user's).
 fn span_of(src: &[u8], r: &Region) -> crate::lex::Span {
     let mut s = r.span();
-    if s.start == 0 && src.starts_with(b"\xef\xbb\xbf") {
-        s.start = s.end.min(3);
+    if s.start == 0 {
+        s.start = s.end.min(crate::lines::bom_len(src));
     }
     s
 }

@@ -1,0 +1,124 @@
+//! Where a new region goes: the position a command asks for ([`At`]), the place a format
+//! resolves it to ([`Placement`]), and a body fitted to that place ([`Fitted`]).
+//!
+//! These are the words the formats and the planner share: each format implements its own
+//! placement rules with them, and the planner applies the result.
+
+use regex::bytes::Regex;
+
+use crate::lex::Span;
+
+/// Where a new region goes.
+#[derive(Clone, Debug, Default)]
+pub enum At {
+    /// The format's default: the end of the file for line formats, the start of the root
+    /// object for JSONC.
+    #[default]
+    Default,
+    /// After the last line (or, in JSONC, the end of the root object).
+    End,
+    /// Before the first line, after a shebang line.
+    Start,
+    /// After the first line outside regions that matches.
+    After(Regex),
+    /// Before the first line outside regions that matches.
+    Before(Regex),
+    /// JSONC: inside the object or array at this JSON Pointer (created if missing).
+    Pointer(String),
+    /// TOML: among this table's keys (created if missing).
+    Table(String),
+}
+
+/// A position that cannot be parsed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AtError {
+    /// `after:`/`before:` with a pattern that is not a regular expression.
+    #[error("{text}: not a valid regular expression: {reason}")]
+    Regex {
+        /// The position as given.
+        text: String,
+        /// What the regex parser said.
+        reason: String,
+    },
+    /// None of the known forms.
+    #[error(
+        "{0}: expected end, start, after:REGEX, before:REGEX, table:NAME (TOML) or \
+         /json/pointer (JSONC)"
+    )]
+    Unknown(String),
+}
+
+impl At {
+    /// Parses a position: `end`, `start`, `after:REGEX`, `before:REGEX`, `table:NAME`, a
+    /// JSON Pointer (`/a/b`), or the empty string for the format's default.
+    ///
+    /// # Errors
+    /// [`AtError`] for anything else, or a pattern that is not a regular expression.
+    pub fn parse(s: &str) -> Result<Self, AtError> {
+        let re = |r: &str| {
+            Regex::new(r).map_err(|e| AtError::Regex {
+                text: s.to_owned(),
+                reason: e.to_string(),
+            })
+        };
+        match s {
+            "" => Ok(Self::Default),
+            "end" => Ok(Self::End),
+            "start" => Ok(Self::Start),
+            _ => {
+                if let Some(r) = s.strip_prefix("after:") {
+                    Ok(Self::After(re(r)?))
+                } else if let Some(r) = s.strip_prefix("before:") {
+                    Ok(Self::Before(re(r)?))
+                } else if let Some(t) = s.strip_prefix("table:") {
+                    Ok(Self::Table(t.to_owned()))
+                } else if s.starts_with('/') {
+                    Ok(Self::Pointer(s.to_owned()))
+                } else {
+                    Err(AtError::Unknown(s.to_owned()))
+                }
+            }
+        }
+    }
+}
+
+/// Where a format puts a new region.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Placement {
+    /// Byte offset of the insertion: a line start or the end of the input.
+    pub offset: usize,
+    /// Text wrapped around the body, for containers the insertion creates (a TOML table
+    /// header, JSONC objects along a pointer): part of the region, gone on removal.
+    pub wrap: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+/// A body fitted to its place.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Fitted {
+    /// The body as it will stand in the file.
+    pub body: Vec<u8>,
+    /// Indentation of the marker lines.
+    pub indent: Vec<u8>,
+    /// Text inserted right before the BEGIN line (at the insertion offset).
+    pub before: Vec<u8>,
+    /// Text inserted right after the END line.
+    pub after: Vec<u8>,
+    /// Splices outside the region (byte range of the original, replacement).
+    pub extra: Vec<(Span, Vec<u8>)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_parse() {
+        assert!(matches!(At::parse(""), Ok(At::Default)));
+        assert!(matches!(At::parse("end"), Ok(At::End)));
+        assert!(matches!(At::parse("after:^export"), Ok(At::After(_))));
+        assert!(matches!(At::parse("table:a.b"), Ok(At::Table(t)) if t == "a.b"));
+        assert!(matches!(At::parse("/hooks"), Ok(At::Pointer(p)) if p == "/hooks"));
+        assert!(matches!(At::parse("after:("), Err(AtError::Regex { .. })));
+        assert!(matches!(At::parse("middle"), Err(AtError::Unknown(_))));
+    }
+}

@@ -1,0 +1,140 @@
+//! Warnings: things a person should know about an edit that still goes ahead. Each is a
+//! kind with the data it concerns; only `Display` turns it into words, and those words never
+//! name a command-line flag (the command line adds its own hints).
+
+use std::fmt;
+
+use crate::document::State;
+use crate::marker::Identity;
+
+/// Something a person should know about a planned edit; the edit goes ahead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Warning {
+    /// A region the tool wrote is missing: the user deleted it by hand.
+    DeletedByHand {
+        /// The region.
+        id: Identity,
+        /// True when it is left out (removals respected), false when it is added back.
+        left_out: bool,
+    },
+    /// A region edited by hand is kept as it is instead of being updated.
+    KeptDrifted {
+        /// The region.
+        id: Identity,
+        /// Its BEGIN line.
+        line: usize,
+    },
+    /// A region edited by hand could not be merged with the update, so it is kept.
+    NotMerged {
+        /// The region.
+        id: Identity,
+        /// Its BEGIN line.
+        line: usize,
+        /// Why not.
+        why: MergeFailure,
+    },
+    /// A region to remove (or prune) is kept: it was edited by hand, or it has no hash so
+    /// the tool cannot tell it is unchanged.
+    NotRemoved {
+        /// The region.
+        id: Identity,
+        /// Its BEGIN line.
+        line: usize,
+        /// Its state (drifted or unhashed).
+        state: State,
+        /// True when it would have been pruned (the template dropped it), false when its
+        /// removal was asked for.
+        pruning: bool,
+    },
+    /// The file is written, but the state store (merge bases, regions written) could not be
+    /// updated.
+    StateNotSaved {
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+/// Why a three-way merge did not happen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MergeFailure {
+    /// The body last written (the merge base) is not known.
+    NoBase {
+        /// The hash on the BEGIN line.
+        hash: String,
+    },
+    /// Both sides changed the same lines.
+    Conflict(String),
+    /// The merged body would not stand on its own.
+    Unusable(String),
+}
+
+impl Warning {
+    /// The region concerned, if one is.
+    #[must_use]
+    pub const fn id(&self) -> Option<&Identity> {
+        match self {
+            Self::DeletedByHand { id, .. }
+            | Self::KeptDrifted { id, .. }
+            | Self::NotMerged { id, .. }
+            | Self::NotRemoved { id, .. } => Some(id),
+            Self::StateNotSaved { .. } => None,
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::DeletedByHand { id, left_out } => write!(
+                f,
+                "region \"{id}\" was deleted by hand after demarcate wrote it; {}",
+                if *left_out { "left out" } else { "added back" }
+            ),
+            Self::KeptDrifted { id, line } => write!(
+                f,
+                "line {line}: region \"{id}\" was edited by hand; kept as it is"
+            ),
+            Self::NotMerged { id, line, why } => {
+                let why = match why {
+                    MergeFailure::NoBase { hash } => format!(
+                        "its base (hash={hash}) is not in the state store, so it cannot be merged"
+                    ),
+                    MergeFailure::Conflict(c) => {
+                        format!("the template changed the same lines: {c}")
+                    }
+                    MergeFailure::Unusable(e) => {
+                        format!("the merged body would not be usable ({e})")
+                    }
+                };
+                write!(
+                    f,
+                    "line {line}: region \"{id}\" was edited by hand and {why}; kept as it is \
+                     (merge by hand)"
+                )
+            }
+            Self::NotRemoved {
+                id,
+                line,
+                state,
+                pruning,
+            } => write!(
+                f,
+                "line {line}: region \"{id}\" {}; kept as it is{}",
+                if *state == State::Drifted {
+                    "was edited by hand"
+                } else {
+                    "has no hash, so the tool cannot tell it is unchanged"
+                },
+                if *pruning {
+                    " (delete it by hand if it is no longer wanted)"
+                } else {
+                    ""
+                }
+            ),
+            Self::StateNotSaved { reason } => write!(
+                f,
+                "the edit is written, but the state store could not be updated: {reason}"
+            ),
+        }
+    }
+}
