@@ -79,7 +79,8 @@ pub struct Document<'a> {
     pub regions: Vec<Region>,
     /// Everything wrong, in file order.
     pub problems: Vec<Problem>,
-    /// The file's line ending: `\r\n` when its first line ends so, else `\n`.
+    /// The file's line ending: `\r\n` when most of its lines end so (a tie goes to the
+    /// first line's ending), else `\n`.
     pub eol: &'static str,
     /// Every standalone marker line, paired or not, in file order.
     pub marker_lines: Vec<Span>,

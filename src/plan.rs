@@ -877,39 +877,110 @@ impl Planner<'_, '_> {
     }
 }
 
+/// One side's change to the base: base lines `start..end` become `lines`.
+struct Hunk<'a> {
+    start: usize,
+    end: usize,
+    lines: Vec<&'a [u8]>,
+}
+
+/// The changes from `base` to `side`, in base order, each a maximal run of non-equal lines.
+fn hunks<'a>(base: &[&[u8]], side: &[&'a [u8]]) -> Vec<Hunk<'a>> {
+    let mut out: Vec<Hunk<'a>> = Vec::new();
+    for op in similar::capture_diff_slices(similar::Algorithm::Myers, base, side) {
+        let (old, new) = (op.old_range(), op.new_range());
+        if matches!(op, similar::DiffOp::Equal { .. }) {
+            continue;
+        }
+        match out.last_mut() {
+            Some(h) if h.end == old.start => {
+                h.end = old.end;
+                h.lines.extend_from_slice(&side[new]);
+            }
+            _ => out.push(Hunk {
+                start: old.start,
+                end: old.end,
+                lines: side[new].to_vec(),
+            }),
+        }
+    }
+    out
+}
+
+/// True when two changes to the base cannot both be made: they replace overlapping lines,
+/// insert at one place, or one inserts inside the lines the other replaces. Changes to
+/// neighbouring lines do not conflict.
+fn conflicts(a: &Hunk<'_>, b: &Hunk<'_>) -> bool {
+    let inside = |p: usize, h: &Hunk<'_>| h.start < p && p < h.end;
+    match (a.start == a.end, b.start == b.end) {
+        (true, true) => a.start == b.start,
+        (true, false) => inside(a.start, b),
+        (false, true) => inside(b.start, a),
+        (false, false) => a.start < b.end && b.start < a.end,
+    }
+}
+
 /// A three-way merge of line-based texts (LF): `Ok` with the merged text when the changes
-/// from `base` to `ours` and to `theirs` touch different lines, else `Err` naming both sides
-/// of the first conflict.
+/// from `base` to `ours` and to `theirs` touch different lines (neighbouring lines merge),
+/// else `Err` naming both sides of the first conflict.
 ///
 /// # Errors
 /// A conflict, described for a person.
-pub(crate) fn merge3(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Vec<u8>, String> {
-    let mut opts = diffy::MergeOptions::new();
-    opts.set_conflict_style(diffy::ConflictStyle::Merge);
-    opts.merge_bytes(base, ours, theirs)
-        .map_err(|conflicted| describe_conflict(&conflicted))
+pub fn merge3(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Vec<u8>, String> {
+    fn lines(t: &[u8]) -> Vec<&[u8]> {
+        t.split_inclusive(|b| *b == b'\n').collect()
+    }
+    let (b, o, t) = (lines(base), lines(ours), lines(theirs));
+    let mut mine = hunks(&b, &o).into_iter().peekable();
+    let mut template = hunks(&b, &t).into_iter().peekable();
+    let mut out = Vec::with_capacity(base.len().max(ours.len()).max(theirs.len()));
+    let mut pos = 0;
+    loop {
+        let next = match (mine.peek(), template.peek()) {
+            (None, None) => break,
+            (Some(m), Some(th))
+                if m.start == th.start && m.end == th.end && m.lines == th.lines =>
+            {
+                // The same change on both sides: make it once.
+                template.next();
+                mine.next()
+            }
+            (Some(m), Some(th)) if conflicts(m, th) => {
+                return Err(describe_conflict(&m.lines, &th.lines));
+            }
+            (Some(m), Some(th)) => {
+                if (m.start, m.end) <= (th.start, th.end) {
+                    mine.next()
+                } else {
+                    template.next()
+                }
+            }
+            (Some(_), None) => mine.next(),
+            (None, Some(_)) => template.next(),
+        };
+        let Some(h) = next else { break };
+        for l in &b[pos..h.start] {
+            out.extend_from_slice(l);
+        }
+        for l in &h.lines {
+            out.extend_from_slice(l);
+        }
+        pos = h.end;
+    }
+    for l in &b[pos..] {
+        out.extend_from_slice(l);
+    }
+    Ok(out)
 }
 
-/// "yours: `…`; the template's: `…`" from the first conflict in diffy's output.
-fn describe_conflict(text: &[u8]) -> String {
-    let text = String::from_utf8_lossy(text);
-    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-    let mut side = 0;
-    for line in text.lines() {
-        if line.starts_with("<<<<<<<") && side == 0 {
-            side = 1;
-        } else if line.starts_with("=======") && side == 1 {
-            side = 2;
-        } else if line.starts_with(">>>>>>>") && side == 2 {
-            break;
-        } else if side == 1 {
-            ours.push(line.trim());
-        } else if side == 2 {
-            theirs.push(line.trim());
-        }
-    }
-    let show = |v: &[&str]| {
-        let joined = v.join(" / ");
+/// "yours: `…`; the template's: `…`" from the lines of two conflicting changes.
+fn describe_conflict(ours: &[&[u8]], theirs: &[&[u8]]) -> String {
+    let show = |v: &[&[u8]]| {
+        let joined = v
+            .iter()
+            .map(|l| String::from_utf8_lossy(l).trim().to_owned())
+            .collect::<Vec<_>>()
+            .join(" / ");
         if joined.is_empty() {
             "(nothing)".to_owned()
         } else if joined.chars().count() > 80 {
@@ -918,7 +989,7 @@ fn describe_conflict(text: &[u8]) -> String {
             format!("`{joined}`")
         }
     };
-    format!("yours: {}; the template's: {}", show(&ours), show(&theirs))
+    format!("yours: {}; the template's: {}", show(ours), show(theirs))
 }
 
 #[cfg(test)]
@@ -956,6 +1027,27 @@ mod tests {
     fn merge3_combines_changes_to_different_lines() {
         let merged = merge3(b"a\nb\nc\n", b"A\nb\nc\n", b"a\nb\nC\n");
         assert_eq!(merged.as_deref(), Ok(&b"A\nb\nC\n"[..]));
+    }
+
+    #[test]
+    fn merge3_combines_changes_to_neighbouring_lines() {
+        let base = b"alias a=1\nalias b=1\nalias c=1\n";
+        let merged = merge3(
+            base,
+            b"alias a=mine\nalias b=1\nalias c=1\n",
+            b"alias a=1\nalias b=2\nalias c=1\n",
+        );
+        assert_eq!(
+            merged.as_deref(),
+            Ok(&b"alias a=mine\nalias b=2\nalias c=1\n"[..])
+        );
+        // An insertion next to a changed line, and the same change on both sides.
+        let merged = merge3(b"x\ny\n", b"x\nnew\ny\n", b"x\nY\n");
+        assert_eq!(merged.as_deref(), Ok(&b"x\nnew\nY\n"[..]));
+        let merged = merge3(b"x\n", b"X\n", b"X\n");
+        assert_eq!(merged.as_deref(), Ok(&b"X\n"[..]));
+        // Two insertions at one place are a conflict.
+        assert!(merge3(b"x\n", b"x\na\n", b"x\nb\n").is_err());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! Every byte of the input belongs to exactly one token and tokens are contiguous, so the
 //! concatenated tokens give back the input (the lossless-lexer invariant). The lexer is
 //! lenient: bytes that JSONC does not allow become [`TokenKind::Other`] or a
-//! [`TokenKind::Word`] that the strict check in `check.rs` rejects. `grammars/jsonc.ebnf`
+//! [`TokenKind::Word`] that the strict check in `scan.rs` rejects. `grammars/jsonc.ebnf`
 //! describes the productions; the tests are named after them.
 
 use nom::{
