@@ -926,7 +926,7 @@ fn conflicts(a: &Hunk<'_>, b: &Hunk<'_>) -> bool {
 ///
 /// # Errors
 /// A conflict, described for a person.
-pub fn merge3(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Vec<u8>, String> {
+pub(crate) fn merge3(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Vec<u8>, String> {
     fn lines(t: &[u8]) -> Vec<&[u8]> {
         t.split_inclusive(|b| *b == b'\n').collect()
     }
