@@ -8,11 +8,11 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 
 use clap::builder::PossibleValuesParser;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory as _, Parser, Subcommand, ValueEnum};
 use demarcate::{
     At, Desired, DetectError, EditOptions, Error, Event, FileOutcome, FileReport, Foreign, Format,
-    Identity, OnDrift, PlanError, PlanOptions, Problem, ProblemKind, ProblemReport, Report,
-    Reporter, State, Warning,
+    Identity, OnDrift, Op, PlanError, Problem, ProblemKind, ProblemReport, Report, Reporter, State,
+    Warning, Work,
 };
 
 /// Manage regions between marker comments inside files people also edit by hand.
@@ -21,27 +21,44 @@ use demarcate::{
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
-    #[command(flatten)]
-    common: Common,
 }
 
 #[derive(Debug, Subcommand)]
 enum Cmd {
     /// List the regions of each file and their state.
+    #[command(after_help = "Examples:
+  demarcate list ~/.bashrc
+  demarcate list ~/.bashrc .env --json")]
     List {
         /// Files to read.
         #[arg(required = true)]
         targets: Vec<PathBuf>,
+        #[command(flatten)]
+        read: ReadArgs,
+        #[command(flatten)]
+        out: OutArgs,
     },
     /// Report damaged markers, drift and duplicate keys; exit 1 when anything is found.
+    #[command(after_help = "Examples:
+  demarcate check ~/.bashrc
+  demarcate check config.toml --json")]
     Check {
         /// Files to check.
         #[arg(required = true)]
         targets: Vec<PathBuf>,
+        #[command(flatten)]
+        read: ReadArgs,
+        #[command(flatten)]
+        out: OutArgs,
     },
     /// Insert or update one region.
+    #[command(after_help = "Examples:
+  demarcate set ~/.bashrc --owner ZYLOS --name path --content 'export PATH=\"$HOME/.zylos/bin:$PATH\"'
+  demarcate set .env --owner ZYLOS --name api --content-file - < api.env
+  demarcate set - --format shell --name path --content 'export A=1' < in > out")]
     Set {
-        /// The file to edit (created if missing, unless --no-create).
+        /// The file to edit (created if missing, unless --no-create); `-` filters standard
+        /// input to standard output (needs --format).
         target: PathBuf,
         #[command(flatten)]
         id: IdArgs,
@@ -51,15 +68,39 @@ enum Cmd {
         /// Read the body from a file, or `-` for standard input.
         #[arg(long, value_name = "FILE")]
         content_file: Option<PathBuf>,
+        #[command(flatten)]
+        read: ReadArgs,
+        #[command(flatten)]
+        place: PlaceArgs,
+        #[command(flatten)]
+        drift: DriftArgs,
+        #[command(flatten)]
+        write: WriteArgs,
+        #[command(flatten)]
+        out: OutArgs,
     },
     /// Remove one region, markers included.
+    #[command(after_help = "Examples:
+  demarcate remove ~/.bashrc --owner ZYLOS --name path
+  demarcate remove ~/.bashrc --owner ZYLOS --name path --dry-run")]
     Remove {
-        /// The file to edit.
+        /// The file to edit; `-` filters standard input to standard output (needs --format).
         target: PathBuf,
         #[command(flatten)]
         id: IdArgs,
+        #[command(flatten)]
+        read: ReadArgs,
+        #[command(flatten)]
+        drift: DriftArgs,
+        #[command(flatten)]
+        write: WriteArgs,
+        #[command(flatten)]
+        out: OutArgs,
     },
     /// Fix damaged markers where the fix is certain; change nothing otherwise.
+    #[command(after_help = "Examples:
+  demarcate repair ~/.bashrc --dry-run
+  demarcate repair ~/.bashrc --template templates/bashrc.sh")]
     Repair {
         /// Files to repair.
         #[arg(required = true)]
@@ -67,10 +108,19 @@ enum Cmd {
         /// A template whose region bodies let repair restore a missing BEGIN line.
         #[arg(long, value_name = "FILE")]
         template: Option<PathBuf>,
+        #[command(flatten)]
+        read: ReadArgs,
+        #[command(flatten)]
+        write: WriteArgs,
+        #[command(flatten)]
+        out: OutArgs,
     },
     /// Make each target's regions equal to the template's: insert, update, prune.
+    #[command(after_help = "Examples:
+  demarcate sync ~/.bashrc --template templates/bashrc.sh
+  demarcate sync ~/.codex/config.toml --template config.toml --owner ZYLOS --dry-run")]
     Sync {
-        /// Files to edit.
+        /// Files to edit; `-` filters standard input to standard output (needs --format).
         #[arg(required = true)]
         targets: Vec<PathBuf>,
         /// A file of the same format whose regions are the desired ones.
@@ -82,15 +132,65 @@ enum Cmd {
         /// Leave out a region the user deleted by hand (default: add it back).
         #[arg(long)]
         respect_removals: bool,
+        #[command(flatten)]
+        read: ReadArgs,
+        #[command(flatten)]
+        place: PlaceArgs,
+        #[command(flatten)]
+        drift: DriftArgs,
+        #[command(flatten)]
+        write: WriteArgs,
+        #[command(flatten)]
+        out: OutArgs,
     },
     /// Reconcile every file a manifest names (`[[file]]` templates, `[[block]]` regions).
+    #[command(after_help = "Examples:
+  demarcate apply release.toml
+  demarcate apply release.toml --check --json")]
     Apply {
         /// The manifest (TOML; see docs/reconcile.md).
         manifest: PathBuf,
         /// Leave out a region the user deleted by hand (default: add it back).
         #[arg(long)]
         respect_removals: bool,
+        /// Write no `hash=` on new BEGIN lines.
+        #[arg(long)]
+        no_hash: bool,
+        /// Write even when an edit creates a duplicate key in a JSONC object or TOML table.
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        drift: DriftArgs,
+        #[command(flatten)]
+        write: WriteArgs,
+        #[command(flatten)]
+        out: OutArgs,
     },
+    /// Remove every unchanged region an owner wrote, in every file the state store knows.
+    #[command(after_help = "Examples:
+  demarcate uninstall --owner ZYLOS --dry-run
+  demarcate uninstall --owner ZYLOS --json")]
+    Uninstall {
+        /// The owner whose regions go.
+        #[arg(long, required = true)]
+        owner: String,
+        #[command(flatten)]
+        write: WriteArgs,
+        #[command(flatten)]
+        out: OutArgs,
+    },
+    /// Print a shell completion script.
+    #[command(after_help = "Examples:
+  demarcate completions bash > ~/.local/share/bash-completion/completions/demarcate
+  demarcate completions zsh > ~/.zfunc/_demarcate")]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff).
+    #[command(after_help = "Examples:
+  demarcate man > demarcate.1 && man ./demarcate.1")]
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -103,53 +203,74 @@ struct IdArgs {
     owner: String,
 }
 
+/// How files are read.
 #[derive(Debug, Args)]
-struct Common {
+struct ReadArgs {
     /// The file format; `auto` detects it from the name, then the shebang.
-    #[arg(long, global = true, default_value = "auto", value_parser = format_names())]
+    #[arg(long, default_value = "auto", value_parser = format_names())]
     format: String,
-    /// Print a unified diff of what would change; write nothing.
-    #[arg(long, global = true)]
-    dry_run: bool,
-    /// Write nothing; exit 1 if the command would change a file.
-    #[arg(long, global = true)]
-    check: bool,
-    /// Print the report as JSON on standard output.
-    #[arg(long, global = true)]
-    json: bool,
-    /// What to do with a region edited by hand.
-    #[arg(long, global = true, value_enum, default_value_t = DriftArg::Keep)]
-    on_drift: DriftArg,
-    /// Write no `hash=` on new BEGIN lines.
-    #[arg(long, global = true)]
-    no_hash: bool,
-    /// Do not create a missing target; skip it.
-    #[arg(long, global = true)]
-    no_create: bool,
-    /// Keep a copy of the old file as `<file>.<unix-seconds>.bak` before writing.
-    #[arg(long, global = true)]
-    backup: bool,
-    /// Run CMD on the new file before it replaces the old one (`%s` is its path).
-    #[arg(long, global = true, value_name = "CMD")]
-    validate: Option<String>,
-    /// Where a new region goes: end, start, after:REGEX, before:REGEX, table:NAME (TOML),
-    /// /json/pointer (JSONC). Default: the end (JSONC: the start of the root object).
-    #[arg(long, global = true, value_name = "POS", default_value = "")]
-    at: String,
-    /// Write even when the edit creates a duplicate key in a JSONC object or TOML table.
-    #[arg(long, global = true)]
-    force: bool,
     /// A foreign block's literal BEGIN line (e.g. `# >>> conda initialize >>>`).
-    #[arg(long, global = true, value_name = "TEXT", requires = "marker_end")]
+    #[arg(long, value_name = "TEXT", requires = "marker_end")]
     marker_begin: Option<String>,
     /// A foreign block's literal END line (e.g. `# <<< conda initialize <<<`).
-    #[arg(long, global = true, value_name = "TEXT", requires = "marker_begin")]
+    #[arg(long, value_name = "TEXT", requires = "marker_begin")]
     marker_end: Option<String>,
+}
+
+/// Where and how new regions are written.
+#[derive(Debug, Args)]
+struct PlaceArgs {
+    /// Where a new region goes: end, start, after:REGEX, before:REGEX, table:NAME (TOML),
+    /// /json/pointer (JSONC). Default: the end (JSONC: the start of the root object).
+    #[arg(long, value_name = "POS", default_value = "")]
+    at: String,
+    /// Write no `hash=` on new BEGIN lines.
+    #[arg(long)]
+    no_hash: bool,
+    /// Do not create a missing target; skip it.
+    #[arg(long)]
+    no_create: bool,
+    /// Write even when the edit creates a duplicate key in a JSONC object or TOML table.
+    #[arg(long)]
+    force: bool,
+}
+
+/// What happens to regions edited by hand.
+#[derive(Debug, Args)]
+struct DriftArgs {
+    /// What to do with a region edited by hand.
+    #[arg(long, value_enum, default_value_t = DriftArg::Keep)]
+    on_drift: DriftArg,
+}
+
+/// Whether and how files are written.
+#[derive(Debug, Args)]
+struct WriteArgs {
+    /// Print a unified diff of what would change; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Write nothing; exit 1 if the command would change a file.
+    #[arg(long)]
+    check: bool,
+    /// Keep a copy of the old file before writing.
+    #[arg(long)]
+    backup: bool,
+    /// Run CMD on the new file before it replaces the old one (`%s` is its path).
+    #[arg(long, value_name = "CMD")]
+    validate: Option<String>,
+}
+
+/// Output.
+#[derive(Debug, Args)]
+struct OutArgs {
+    /// Print the report as JSON on standard output.
+    #[arg(long)]
+    json: bool,
     /// Print only errors.
-    #[arg(short, long, global = true)]
+    #[arg(short, long)]
     quiet: bool,
-    /// Colour in messages.
-    #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto)]
+    /// Colour in messages and diffs (auto: when the stream is a terminal and NO_COLOR is unset).
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     color: ColorArg,
 }
 
@@ -187,6 +308,7 @@ enum Command {
     Repair,
     Sync,
     Apply,
+    Uninstall,
 }
 
 /// The command line's [`Reporter`]: messages on standard error (above the progress bar),
@@ -195,7 +317,10 @@ struct Printer {
     command: Command,
     json: bool,
     quiet: bool,
+    /// Colour on standard error.
     color: bool,
+    /// Colour in diffs on standard output.
+    diff_color: bool,
     bar: Mutex<Option<indicatif::ProgressBar>>,
 }
 
@@ -241,7 +366,7 @@ impl Printer {
     fn print_diff(&self, diff: &str) {
         let mut so = std::io::stdout().lock();
         for line in diff.split_inclusive('\n') {
-            let painted = if !self.color {
+            let painted = if !self.diff_color {
                 line.to_owned()
             } else if line.starts_with('+') && !line.starts_with("+++") {
                 self.paint("32", line.trim_end_matches('\n')) + "\n"
@@ -434,6 +559,92 @@ fn file_report(o: &FileOutcome, command: Command) -> FileReport {
     }
 }
 
+/// The flag groups a command has (`None`: the command does not take them).
+struct Parts<'a> {
+    read: Option<&'a ReadArgs>,
+    place: Option<&'a PlaceArgs>,
+    drift: Option<&'a DriftArgs>,
+    write: Option<&'a WriteArgs>,
+    out: &'a OutArgs,
+}
+
+impl Cmd {
+    fn command(&self) -> Option<Command> {
+        Some(match self {
+            Self::List { .. } => Command::List,
+            Self::Check { .. } => Command::Check,
+            Self::Set { .. } => Command::Set,
+            Self::Remove { .. } => Command::Remove,
+            Self::Repair { .. } => Command::Repair,
+            Self::Sync { .. } => Command::Sync,
+            Self::Apply { .. } => Command::Apply,
+            Self::Uninstall { .. } => Command::Uninstall,
+            Self::Completions { .. } | Self::Man => return None,
+        })
+    }
+
+    fn parts(&self) -> Option<Parts<'_>> {
+        let p = |read, place, drift, write, out| Parts {
+            read,
+            place,
+            drift,
+            write,
+            out,
+        };
+        Some(match self {
+            Self::List { read, out, .. } | Self::Check { read, out, .. } => {
+                p(Some(read), None, None, None, out)
+            }
+            Self::Set {
+                read,
+                place,
+                drift,
+                write,
+                out,
+                ..
+            }
+            | Self::Sync {
+                read,
+                place,
+                drift,
+                write,
+                out,
+                ..
+            } => p(Some(read), Some(place), Some(drift), Some(write), out),
+            Self::Remove {
+                read,
+                drift,
+                write,
+                out,
+                ..
+            } => p(Some(read), None, Some(drift), Some(write), out),
+            Self::Repair {
+                read, write, out, ..
+            } => p(Some(read), None, None, Some(write), out),
+            Self::Apply {
+                drift, write, out, ..
+            } => p(None, None, Some(drift), Some(write), out),
+            Self::Uninstall { write, out, .. } => p(None, None, None, Some(write), out),
+            Self::Completions { .. } | Self::Man => return None,
+        })
+    }
+}
+
+/// `completions` and `man`: generated from the clap structures.
+fn generate(cmd: &Cmd) -> u8 {
+    let mut so = std::io::stdout().lock();
+    let ok = match cmd {
+        Cmd::Completions { shell } => {
+            clap_complete::generate(*shell, &mut Cli::command(), "demarcate", &mut so);
+            true
+        }
+        _ => clap_mangen::Man::new(Cli::command())
+            .render(&mut so)
+            .is_ok(),
+    };
+    if ok { OK } else { ERROR }
+}
+
 /// Runs the command line `args` (program name first) and returns the exit code.
 pub(crate) fn run<I, T>(args: I) -> ExitCode
 where
@@ -447,29 +658,23 @@ where
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(ERROR));
         }
     };
-    let c = &cli.common;
-    let color = match c.color {
+    let (Some(command), Some(parts)) = (cli.cmd.command(), cli.cmd.parts()) else {
+        return ExitCode::from(generate(&cli.cmd));
+    };
+    let color = |stream_is_terminal: bool| match parts.out.color {
         ColorArg::Always => true,
         ColorArg::Never => false,
-        ColorArg::Auto => std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal(),
-    };
-    let command = match &cli.cmd {
-        Cmd::List { .. } => Command::List,
-        Cmd::Check { .. } => Command::Check,
-        Cmd::Set { .. } => Command::Set,
-        Cmd::Remove { .. } => Command::Remove,
-        Cmd::Repair { .. } => Command::Repair,
-        Cmd::Sync { .. } => Command::Sync,
-        Cmd::Apply { .. } => Command::Apply,
+        ColorArg::Auto => std::env::var_os("NO_COLOR").is_none() && stream_is_terminal,
     };
     let out = Printer {
         command,
-        json: c.json,
-        quiet: c.quiet,
-        color,
+        json: parts.out.json,
+        quiet: parts.out.quiet,
+        color: color(std::io::stderr().is_terminal()),
+        diff_color: color(std::io::stdout().is_terminal()),
         bar: Mutex::new(None),
     };
-    let mut opts = match config(c) {
+    let mut opts = match config(&parts) {
         Ok(o) => o,
         Err(msg) => {
             out.error(&msg);
@@ -487,17 +692,15 @@ where
         }
     };
     match &cli.cmd {
-        Cmd::List { targets } => {
+        Cmd::List { targets, .. } | Cmd::Check { targets, .. } => {
+            let check = command == Command::Check;
             for t in targets {
-                let o = demarcate::list(t, &opts);
-                print_read_only(&o, &out, false);
-                outcomes.push(o);
-            }
-        }
-        Cmd::Check { targets } => {
-            for t in targets {
-                let o = demarcate::check(t, &opts);
-                print_read_only(&o, &out, true);
+                let o = if check {
+                    demarcate::check(t, &opts)
+                } else {
+                    demarcate::list(t, &opts)
+                };
+                print_read_only(&o, &out, check);
                 outcomes.push(o);
             }
         }
@@ -506,19 +709,35 @@ where
             id,
             content,
             content_file,
-        } => outcomes.push(
-            match identity(id, &opts).and_then(|identity| {
+            ..
+        } => {
+            let desired = identity(id, &opts).and_then(|identity| {
+                if is_stdin(target) && content_file.as_deref().is_some_and(is_stdin) {
+                    return Err("standard input cannot be both the target (`-`) and the \
+                                content (--content-file -); give the content with --content \
+                                or from a file"
+                        .to_owned());
+                }
                 body_from(content.as_deref(), content_file.as_deref()).map(|b| (identity, b))
-            }) {
-                Ok((id, body)) => demarcate::set(target, Desired { id, body }, &opts, &out),
+            });
+            outcomes.push(match desired {
+                Ok((id, body)) => {
+                    let ops = vec![Op::Set(Desired { id, body })];
+                    one(target, &opts, &|_| Ok(Work::Ops(ops.clone())), &out)
+                }
                 Err(msg) => usage(target, &opts, msg),
-            },
-        ),
-        Cmd::Remove { target, id } => outcomes.push(match identity(id, &opts) {
-            Ok(id) => demarcate::remove(target, id, &opts, &out),
+            });
+        }
+        Cmd::Remove { target, id, .. } => outcomes.push(match identity(id, &opts) {
+            Ok(id) => {
+                let ops = vec![Op::Remove(id)];
+                one(target, &opts, &|_| Ok(Work::Ops(ops.clone())), &out)
+            }
             Err(msg) => usage(target, &opts, msg),
         }),
-        Cmd::Repair { targets, template } => {
+        Cmd::Repair {
+            targets, template, ..
+        } => {
             for t in targets {
                 outcomes.push(demarcate::repair(t, template.as_deref(), &opts, &out));
             }
@@ -528,19 +747,41 @@ where
             template,
             owner,
             respect_removals,
+            ..
         } => {
             opts.plan.respect_removals = *respect_removals;
+            let work = |f: Format| {
+                Ok(Work::Ops(vec![demarcate::template_op(
+                    template,
+                    f,
+                    owner.as_deref(),
+                )?]))
+            };
             for t in targets {
-                outcomes.push(demarcate::sync(t, template, owner.as_deref(), &opts, &out));
+                outcomes.push(one(t, &opts, &work, &out));
             }
         }
         Cmd::Apply {
             manifest,
             respect_removals,
+            no_hash,
+            force,
+            ..
         } => {
             opts.plan.respect_removals = *respect_removals;
+            opts.plan.hash = !no_hash;
+            opts.plan.force = *force;
             outcomes = demarcate::apply(manifest, &opts, &out);
         }
+        Cmd::Uninstall { owner, .. } => {
+            outcomes = demarcate::uninstall(owner, &opts, &out);
+            if outcomes.is_empty() && !out.json {
+                out.note(&format!(
+                    "nothing of owner {owner} is known to the state store"
+                ));
+            }
+        }
+        Cmd::Completions { .. } | Cmd::Man => {}
     }
     let mut code = outcomes
         .iter()
@@ -564,60 +805,97 @@ where
     ExitCode::from(code)
 }
 
-fn config(c: &Common) -> Result<EditOptions, String> {
-    let format = match c.format.as_str() {
-        "auto" => None,
-        name => Some(Format::from_name(name).ok_or_else(|| {
-            format!(
-                "--format {name}: unknown format; use {}",
-                Format::names().collect::<Vec<_>>().join(", ")
-            )
-        })?),
-    };
-    let at = At::parse(&c.at).map_err(|e| format!("--at {e}"))?;
-    let on_drift = match c.on_drift {
-        DriftArg::Keep => OnDrift::Keep,
-        DriftArg::Overwrite => OnDrift::Overwrite,
-        DriftArg::Merge => OnDrift::Merge,
-        DriftArg::Fail => OnDrift::Fail,
-    };
-    if let Some(v) = &c.validate
-        && !v.contains("%s")
-    {
-        return Err(
-            "--validate needs `%s` where the path of the file to check goes, e.g. --validate 'bash -n %s'"
-                .to_owned(),
-        );
+fn is_stdin(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+/// One editing run on a target: the engine on a file, or as a filter on standard input when
+/// the target is `-` (the result goes to standard output, unless nothing is to be written).
+fn one(
+    target: &Path,
+    opts: &EditOptions,
+    work: &dyn Fn(Format) -> Result<Work, Error>,
+    out: &Printer,
+) -> FileOutcome {
+    if !is_stdin(target) {
+        return demarcate::edit(target, opts, work, out);
     }
-    let foreign = match (&c.marker_begin, &c.marker_end) {
-        (Some(b), Some(e)) if !b.trim().is_empty() && b.trim() != e.trim() => Some(Foreign {
-            begin: b.trim().to_owned(),
-            end: e.trim().to_owned(),
-        }),
-        (Some(_), Some(_)) => {
+    let mut src = Vec::new();
+    if let Err(e) = std::io::stdin().read_to_end(&mut src) {
+        let msg = format!("cannot read standard input: {e}");
+        out.error(&msg);
+        return FileOutcome {
+            path: target.to_path_buf(),
+            error: Some(Error::Usage(msg)),
+            ..FileOutcome::default()
+        };
+    }
+    let (o, new) = demarcate::filter(&src, opts, work, out);
+    // A filter always hands on the file: the new bytes, or the old ones when the edit
+    // failed (so a pipeline never loses the file). Not with a dry run or a check, and not
+    // with --json, whose report is standard output.
+    if !(opts.dry_run || opts.check || out.json) {
+        let _ = std::io::stdout().lock().write_all(&new);
+    }
+    o
+}
+
+fn config(parts: &Parts<'_>) -> Result<EditOptions, String> {
+    let mut opts = EditOptions::default();
+    if let Some(r) = parts.read {
+        opts.format = match r.format.as_str() {
+            "auto" => None,
+            name => Some(Format::from_name(name).ok_or_else(|| {
+                format!(
+                    "--format {name}: unknown format; use {}",
+                    Format::names().collect::<Vec<_>>().join(", ")
+                )
+            })?),
+        };
+        opts.plan.foreign = match (&r.marker_begin, &r.marker_end) {
+            (Some(b), Some(e)) if !b.trim().is_empty() && b.trim() != e.trim() => Some(Foreign {
+                begin: b.trim().to_owned(),
+                end: e.trim().to_owned(),
+            }),
+            (Some(_), Some(_)) => {
+                return Err(
+                    "--marker-begin and --marker-end must be two different, non-empty lines"
+                        .to_owned(),
+                );
+            }
+            _ => None,
+        };
+    }
+    if let Some(p) = parts.place {
+        opts.plan.at = At::parse(&p.at).map_err(|e| format!("--at {e}"))?;
+        opts.plan.hash = !p.no_hash;
+        opts.plan.force = p.force;
+        opts.create = !p.no_create;
+    }
+    if let Some(d) = parts.drift {
+        opts.plan.on_drift = match d.on_drift {
+            DriftArg::Keep => OnDrift::Keep,
+            DriftArg::Overwrite => OnDrift::Overwrite,
+            DriftArg::Merge => OnDrift::Merge,
+            DriftArg::Fail => OnDrift::Fail,
+        };
+    }
+    if let Some(w) = parts.write {
+        if let Some(v) = &w.validate
+            && !v.contains("%s")
+        {
             return Err(
-                "--marker-begin and --marker-end must be two different, non-empty lines".to_owned(),
+                "--validate needs `%s` where the path of the file to check goes, \
+                        e.g. --validate 'bash -n %s'"
+                    .to_owned(),
             );
         }
-        _ => None,
-    };
-    Ok(EditOptions {
-        format,
-        plan: PlanOptions {
-            at,
-            on_drift,
-            hash: !c.no_hash,
-            force: c.force,
-            foreign,
-            ..PlanOptions::default()
-        },
-        dry_run: c.dry_run,
-        check: c.check,
-        create: !c.no_create,
-        backup: c.backup,
-        validate: c.validate.clone(),
-        ..EditOptions::default()
-    })
+        opts.dry_run = w.dry_run;
+        opts.check = w.check;
+        opts.backup = w.backup;
+        opts.validate.clone_from(&w.validate);
+    }
+    Ok(opts)
 }
 
 fn body_from(content: Option<&str>, file: Option<&Path>) -> Result<Vec<u8>, String> {

@@ -404,6 +404,70 @@ pub fn repair(
     edit(path, opts, &work, reporter)
 }
 
+/// `uninstall`: removes every region of `owner` that the state store says this tool wrote,
+/// in every file it knows. A region edited by hand is kept (a warning, and a finding: exit
+/// code 1); what is removed is forgotten, and a file with nothing left is forgotten too.
+/// A file that no longer exists is forgotten without a report.
+pub fn uninstall(owner: &str, opts: &EditOptions, reporter: &dyn Reporter) -> Vec<FileOutcome> {
+    let Some(store) = opts.state.store() else {
+        return Vec::new();
+    };
+    let mut files = store.known_files();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut outcomes = Vec::new();
+    for mut known in files {
+        let ids: Vec<Identity> = known
+            .regions
+            .keys()
+            .filter_map(|k| k.parse::<Identity>().ok())
+            .filter(|id| id.owner == owner)
+            .collect();
+        if ids.is_empty() {
+            continue;
+        }
+        let path = PathBuf::from(&known.path);
+        if !path.exists() {
+            if !(opts.dry_run || opts.check) {
+                known
+                    .regions
+                    .retain(|k, _| !ids.iter().any(|id| id.to_string() == *k));
+                // The store is an aid: failing to forget a gone file loses nothing.
+                let _ = store.save(&path, &known);
+            }
+            continue;
+        }
+        let mut file_opts = opts.clone();
+        if let Some(f) = known.format.as_deref().and_then(Format::from_name) {
+            file_opts.format = Some(f);
+        }
+        let ops: Vec<Op> = ids.into_iter().map(Op::Remove).collect();
+        let mut out = edit(&path, &file_opts, &|_| Ok(Work::Ops(ops.clone())), reporter);
+        out.found |= out.outcomes.iter().any(|o| o.action == Action::KeptDrifted);
+        if out.error.is_none() && !(opts.dry_run || opts.check) {
+            // Regions the user already deleted by hand are forgotten too.
+            let present: BTreeSet<Identity> = out
+                .regions
+                .iter()
+                .filter(|r| r.state != "removed")
+                .map(|r| Identity::new(&r.owner, &r.name))
+                .collect();
+            let canonical = canonical_path(&path);
+            let mut now = store.load(&canonical);
+            let before = now.regions.len();
+            now.regions.retain(|k, _| {
+                k.parse::<Identity>()
+                    .map_or(true, |id| id.owner != owner || present.contains(&id))
+            });
+            if now.regions.len() != before {
+                // The store is an aid: failing to forget loses nothing.
+                let _ = store.save(&canonical, &now);
+            }
+        }
+        outcomes.push(out);
+    }
+    outcomes
+}
+
 /// The sync operation a template file asks for, for a target of format `f`.
 ///
 /// # Errors
@@ -535,70 +599,16 @@ fn edit_inner(
         if f.syntax().requires_utf8() && std::str::from_utf8(&src).is_err() {
             return fail(Some(f), Error::NotUtf8(f));
         }
-        let doc = Document::parse_with(&src, f.syntax(), opts.plan.foreign.as_ref());
         let known = store
             .as_ref()
             .map(|s| s.load(&canonical))
             .unwrap_or_default();
-        let failed = |e: Error| {
-            let mut out = fail(Some(f), e);
-            out.regions = report::regions(&doc, &[]);
-            out.problems.clone_from(&doc.problems);
-            out
-        };
-        let (planned, repairs) = match &work {
-            Work::Ops(ops) => {
-                let popts = plan_options(opts, &doc, &known, store.as_ref());
-                match plan::plan(&doc, f.syntax(), ops, &popts) {
-                    Ok(p) => (p, Vec::new()),
-                    Err(e) => return failed(Error::Plan(e)),
-                }
-            }
-            Work::Repair(template) => {
-                let r = repair::repair(&src, f.syntax(), template, opts.plan.foreign.as_ref());
-                if !r.unfixed.is_empty() {
-                    return failed(Error::Unrepairable(r.unfixed));
-                }
-                let p = plan::Plan {
-                    new: r.new,
-                    outcomes: Vec::new(),
-                    warnings: Vec::new(),
-                };
-                (p, r.fixes)
-            }
-        };
-        for fix in &repairs {
-            let applied = !(opts.dry_run || opts.check);
-            reporter.event(path, &Event::Repaired { fix, applied });
-        }
-        let changed = planned.changes(&src);
-        let new_doc = Document::parse_with(&planned.new, f.syntax(), opts.plan.foreign.as_ref());
-        let mut out = FileOutcome::new(path, Some(f));
-        out.changed = changed;
-        out.regions = report::regions(&new_doc, &planned.outcomes);
-        out.problems.clone_from(&new_doc.problems);
-        out.outcomes.clone_from(&planned.outcomes);
-        out.warnings.clone_from(&planned.warnings);
-        out.repairs = repairs;
-        for w in &planned.warnings {
-            reporter.event(path, &Event::Warning(w));
-        }
-        if opts.dry_run {
-            if changed {
-                out.diff = Some(unified_diff(path, &src, &planned.new));
-            }
-            out.found = opts.check && changed;
-            return out;
-        }
-        if opts.check {
-            if changed {
-                reporter.event(path, &Event::WouldChange);
-                out.found = true;
-            }
-            return out;
-        }
-        if !changed {
-            reporter.event(path, &Event::Unchanged);
+        let (mut out, planned) =
+            match plan_parsed(path, f, &src, &work, opts, &known, store.as_ref(), reporter) {
+                Ok(p) => p,
+                Err(out) => return *out,
+            };
+        if opts.dry_run || opts.check || !out.changed {
             return out;
         }
         let staged = match io::stage(&real, &planned.new) {
@@ -626,7 +636,7 @@ fn edit_inner(
             return fail(Some(f), e.into());
         }
         if let Some(store) = &store
-            && let Err(e) = remember(store, &canonical, known, &planned.outcomes)
+            && let Err(e) = remember(store, &canonical, known, f, &planned.outcomes)
         {
             let w = Warning::StateNotSaved {
                 reason: e.to_string(),
@@ -640,6 +650,128 @@ fn edit_inner(
         return out;
     }
     fail(None, IoError::Busy(path.to_path_buf()).into())
+}
+
+/// Plans `work` on the bytes of a file of format `f` and tells `reporter` what the plan
+/// found (repairs, warnings, a change due or none): the outcome so far and the plan, or the
+/// outcome of a failure. Writes nothing.
+#[allow(clippy::too_many_arguments)]
+fn plan_parsed(
+    path: &Path,
+    f: Format,
+    src: &[u8],
+    work: &Work,
+    opts: &EditOptions,
+    known: &FileState,
+    store: Option<&Store>,
+    reporter: &dyn Reporter,
+) -> Result<(FileOutcome, plan::Plan), Box<FileOutcome>> {
+    let doc = Document::parse_with(src, f.syntax(), opts.plan.foreign.as_ref());
+    let failed = |e: Error| {
+        let mut out = FileOutcome::failed(path, Some(f), e);
+        out.regions = report::regions(&doc, &[]);
+        out.problems.clone_from(&doc.problems);
+        Box::new(out)
+    };
+    let (planned, repairs) = match work {
+        Work::Ops(ops) => {
+            let popts = plan_options(opts, &doc, known, store);
+            match plan::plan(&doc, f.syntax(), ops, &popts) {
+                Ok(p) => (p, Vec::new()),
+                Err(e) => return Err(failed(Error::Plan(e))),
+            }
+        }
+        Work::Repair(template) => {
+            let r = repair::repair(src, f.syntax(), template, opts.plan.foreign.as_ref());
+            if !r.unfixed.is_empty() {
+                return Err(failed(Error::Unrepairable(r.unfixed)));
+            }
+            let p = plan::Plan {
+                new: r.new,
+                outcomes: Vec::new(),
+                warnings: Vec::new(),
+            };
+            (p, r.fixes)
+        }
+    };
+    for fix in &repairs {
+        let applied = !(opts.dry_run || opts.check);
+        reporter.event(path, &Event::Repaired { fix, applied });
+    }
+    let changed = planned.changes(src);
+    let new_doc = Document::parse_with(&planned.new, f.syntax(), opts.plan.foreign.as_ref());
+    let mut out = FileOutcome::new(path, Some(f));
+    out.changed = changed;
+    out.regions = report::regions(&new_doc, &planned.outcomes);
+    out.problems.clone_from(&new_doc.problems);
+    out.outcomes.clone_from(&planned.outcomes);
+    out.warnings.clone_from(&planned.warnings);
+    out.repairs = repairs;
+    for w in &planned.warnings {
+        reporter.event(path, &Event::Warning(w));
+    }
+    if opts.dry_run {
+        if changed {
+            out.diff = Some(unified_diff(path, src, &planned.new));
+        }
+        out.found = opts.check && changed;
+    } else if opts.check {
+        if changed {
+            reporter.event(path, &Event::WouldChange);
+            out.found = true;
+        }
+    } else if !changed && planned.warnings.is_empty() {
+        reporter.event(path, &Event::Unchanged);
+    }
+    Ok((out, planned))
+}
+
+/// A filter: plans `work` on `src` (standard input, say) and returns the outcome and the
+/// new bytes (the old ones when nothing changes or the plan fails). The format must be
+/// given; there is no file, so no lock, no state store and no validation command.
+pub fn filter(
+    src: &[u8],
+    opts: &EditOptions,
+    work: &dyn Fn(Format) -> Result<Work, Error>,
+    reporter: &dyn Reporter,
+) -> (FileOutcome, Vec<u8>) {
+    let path = Path::new("-");
+    let result = (|| {
+        let f = opts.format.ok_or_else(|| {
+            Box::new(FileOutcome::failed(
+                path,
+                None,
+                Error::Usage("standard input has no name to tell its format by".to_owned()),
+            ))
+        })?;
+        if f.syntax().requires_utf8() && std::str::from_utf8(src).is_err() {
+            return Err(Box::new(FileOutcome::failed(
+                path,
+                Some(f),
+                Error::NotUtf8(f),
+            )));
+        }
+        let work = work(f).map_err(|e| Box::new(FileOutcome::failed(path, Some(f), e)))?;
+        plan_parsed(
+            path,
+            f,
+            src,
+            &work,
+            opts,
+            &FileState::default(),
+            None,
+            reporter,
+        )
+    })();
+    let (out, new) = match result {
+        Ok((out, planned)) => (out, planned.new),
+        Err(out) => (*out, src.to_vec()),
+    };
+    if let Some(e) = &out.error {
+        reporter.event(path, &Event::Failed(e));
+    }
+    reporter.finished(&out);
+    (out, new)
 }
 
 /// The planner's options for one file: the command's, plus what the state store knows.
@@ -696,8 +828,10 @@ fn remember(
     store: &Store,
     canonical: &Path,
     mut known: FileState,
+    format: Format,
     outcomes: &[Outcome],
 ) -> std::io::Result<()> {
+    known.format = Some(format.name().to_owned());
     for o in outcomes {
         let key = o.id.to_string();
         match o.action {

@@ -76,7 +76,8 @@ pub use apply::{Manifest, ManifestError, run as apply};
 pub use document::{Desired, Document, Foreign, MarkerLine, Region, State};
 pub use engine::{
     EditOptions, Error, Event, FileOutcome, Reporter, Silent, StateDir, TemplateError, Work,
-    canonical_path, check, edit, list, remove, repair, set, sync, template_op, unified_diff,
+    canonical_path, check, edit, filter, list, remove, repair, set, sync, template_op,
+    unified_diff, uninstall,
 };
 pub use format::{DetectError, Format, Syntax, detect};
 pub use hash::{normalize_lines, of_normalized as body_hash};

@@ -86,6 +86,21 @@ impl Identity {
     }
 }
 
+impl std::str::FromStr for Identity {
+    type Err = ();
+
+    /// Parses the written form `OWNER MANAGED name` (as [`Identity`]'s `Display` writes it):
+    /// the words before the first `MANAGED` are the owner, the words after it the name.
+    fn from_str(s: &str) -> Result<Self, ()> {
+        let words: Vec<&str> = s.split_whitespace().collect();
+        let at = words.iter().position(|w| *w == "MANAGED").ok_or(())?;
+        Ok(Self::new(
+            &words[..at].join(" "),
+            &words[at + 1..].join(" "),
+        ))
+    }
+}
+
 impl std::fmt::Display for Identity {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut parts = Vec::with_capacity(3);
@@ -399,6 +414,21 @@ fn words_from(b: &[u8]) -> IResult<&[u8], Vec<&[u8]>> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn identity_written_form_parses_back() {
+        for (owner, name) in [
+            ("ZYLOS", "hooks"),
+            ("", "conda initialize"),
+            ("A B", ""),
+            ("", ""),
+        ] {
+            let id = Identity::new(owner, name);
+            assert_eq!(id.to_string().parse::<Identity>(), Ok(id));
+        }
+        assert!("no keyword here".parse::<Identity>().is_err());
+    }
+
     use super::*;
 
     fn p(s: &str) -> Marker {

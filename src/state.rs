@@ -34,6 +34,9 @@ pub(crate) struct FileState {
     /// Regions by identity (`OWNER MANAGED name`).
     #[serde(default)]
     pub regions: BTreeMap<String, RegionState>,
+    /// The format the file was last edited as (so that `uninstall` reads it the same way).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
 }
 
 /// The store's root directory.
@@ -74,7 +77,7 @@ impl Store {
             .filter(|s| s.path == canonical.to_string_lossy())
             .unwrap_or_else(|| FileState {
                 path: canonical.to_string_lossy().into_owned(),
-                regions: BTreeMap::new(),
+                ..FileState::default()
             })
     }
 
@@ -84,8 +87,29 @@ impl Store {
     /// Any I/O error.
     pub(crate) fn save(&self, canonical: &Path, state: &FileState) -> std::io::Result<()> {
         let entry = self.file_entry(canonical);
+        if state.regions.is_empty() {
+            // Nothing left to remember: forget the file.
+            return match fs_err::remove_file(&entry) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            };
+        }
         let json = serde_json::to_vec_pretty(state).map_err(std::io::Error::other)?;
         write_atomic(&entry, &json)
+    }
+
+    /// Every file the store knows something about, in no particular order (entries that do
+    /// not read are left out).
+    #[must_use]
+    pub(crate) fn known_files(&self) -> Vec<FileState> {
+        let Ok(dir) = std::fs::read_dir(self.root.join("files")) else {
+            return Vec::new();
+        };
+        dir.flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .filter_map(|e| std::fs::read(e.path()).ok())
+            .filter_map(|b| serde_json::from_slice::<FileState>(&b).ok())
+            .collect()
     }
 
     /// Keeps a region body (line endings LF) under its hash, for a later three-way merge.
@@ -145,6 +169,13 @@ mod tests {
         );
         store.save(target, &st)?;
         assert_eq!(store.load(target), st);
+        assert_eq!(store.known_files(), vec![st.clone()]);
+        st.regions.clear();
+        store.save(target, &st)?;
+        assert!(
+            store.known_files().is_empty(),
+            "an empty entry is forgotten"
+        );
         assert!(store.load(Path::new("/other")).regions.is_empty());
         store.save_body("00ff", b"body\n")?;
         assert_eq!(store.body("00ff").as_deref(), Some(&b"body\n"[..]));
