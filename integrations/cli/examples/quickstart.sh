@@ -1,0 +1,3 @@
+demarcate set ~/.bashrc --owner ZYLOS --name hooks --content 'export PATH="$HOME/.zylos/bin:$PATH"'
+demarcate list ~/.bashrc
+demarcate remove ~/.bashrc --owner ZYLOS --name hooks
