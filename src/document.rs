@@ -247,7 +247,7 @@ impl<'a> Document<'a> {
                         format!(
                             "this comment is almost a marker ({}); if it is one, write `{}`",
                             nm.what,
-                            nm.fixed.render(syntax.opener())
+                            syntax.render_marker(&nm.fixed)
                         ),
                     ));
                     near_misses.push((Span::new(ls, line_end(src, c.text.start)), nm));
@@ -545,13 +545,9 @@ fn pair(
             b.line_no,
             b.column,
             format!(
-                "BEGIN marker for \"{}\" has no END; add `{} {}` after the region's last line",
+                "BEGIN marker for \"{}\" has no END; add `{}` after the region's last line",
                 b.marker.identity(),
-                syntax.opener(),
-                Marker::end(&b.marker.identity())
-                    .render(syntax.opener())
-                    .trim_start_matches(syntax.opener())
-                    .trim()
+                syntax.render_marker(&Marker::end(&b.marker.identity()))
             ),
         ));
     }

@@ -7,12 +7,14 @@
 pub mod env;
 pub mod jsonc;
 pub mod shell;
+pub mod text;
 pub mod toml;
 
 use std::path::Path;
 
 use crate::document::{Document, Region};
 use crate::lex::{Lexed, Span};
+use crate::marker::Marker;
 use crate::plan::At;
 
 /// A file format.
@@ -26,6 +28,8 @@ pub enum Format {
     Toml,
     /// JSON with comments.
     Jsonc,
+    /// Plain lines with a comment style (`#` by default).
+    Text(text::CommentStyle),
 }
 
 /// How two assignments of the same key are judged.
@@ -49,6 +53,12 @@ pub trait Syntax: Sync {
     /// The comment opener written before a marker.
     fn opener(&self) -> &'static str {
         "#"
+    }
+
+    /// A marker as written in this format: the opener, the marker, and a closer for formats
+    /// whose comments need one (`<!-- … -->`, `/* … */`).
+    fn render_marker(&self, m: &Marker) -> String {
+        m.render(self.opener())
     }
 
     /// The body as the hash sees it (docs/markers.md): for line formats, CRLF made LF.
@@ -180,7 +190,13 @@ impl Syntax for Env {
 
 impl Format {
     /// Every format, for help texts.
-    pub const ALL: [Self; 4] = [Self::Shell, Self::Env, Self::Toml, Self::Jsonc];
+    pub const ALL: [Self; 5] = [
+        Self::Shell,
+        Self::Env,
+        Self::Toml,
+        Self::Jsonc,
+        Self::Text(text::CommentStyle::Hash),
+    ];
 
     /// The format's implementation.
     #[must_use]
@@ -190,6 +206,7 @@ impl Format {
             Self::Env => &Env,
             Self::Toml => &toml::Toml,
             Self::Jsonc => &jsonc::Jsonc,
+            Self::Text(c) => c.syntax(),
         }
     }
 
@@ -197,6 +214,12 @@ impl Format {
     #[must_use]
     pub fn name(self) -> &'static str {
         self.syntax().name()
+    }
+
+    /// The text format with a comment style other than `#` (`--comment`).
+    #[must_use]
+    pub const fn text(comment: text::CommentStyle) -> Self {
+        Self::Text(comment)
     }
 
     /// Parses a `--format` value (`auto` is handled by the caller).
@@ -285,7 +308,47 @@ pub fn detect(path: &Path, head: &[u8]) -> Result<Format, DetectError> {
             Err(DetectError::PlainJson)
         };
     }
+    if is_text(path, &name) {
+        return Ok(Format::Text(text::CommentStyle::Hash));
+    }
     shebang(head)
+}
+
+/// Files of plain lines with `#` comments: hosts, `*.conf`, `*.cfg`, ssh and sshd config,
+/// crontabs, Caddyfile, Dockerfile.
+fn is_text(path: &Path, name: &str) -> bool {
+    let parent = path
+        .parent()
+        .and_then(Path::file_name)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    [".conf", ".cfg", ".dockerfile"]
+        .iter()
+        .any(|e| name.ends_with(e))
+        || [
+            "hosts",
+            "ssh_config",
+            "sshd_config",
+            "crontab",
+            "Caddyfile",
+            "Dockerfile",
+            "Containerfile",
+        ]
+        .contains(&name)
+        || name.starts_with("Dockerfile.")
+        || (name == "config" && parent == ".ssh")
+        || [
+            "cron.d",
+            "crontabs",
+            "cron.daily",
+            "cron.hourly",
+            "cron.weekly",
+            "cron.monthly",
+        ]
+        .contains(&parent.as_str())
+            && !name.starts_with('.')
+        || parent == "ssh_config.d"
+        || parent == "sshd_config.d"
 }
 
 fn shebang(head: &[u8]) -> Result<Format, DetectError> {
@@ -334,6 +397,30 @@ mod tests {
             Err(DetectError::Unknown)
         );
         assert_eq!(d("notes.txt", "hello"), Err(DetectError::Unknown));
+    }
+
+    #[test]
+    fn text_by_name() {
+        let text = Ok(Format::Text(text::CommentStyle::Hash));
+        for name in [
+            "/etc/hosts",
+            "/etc/nginx/nginx.conf",
+            "app.cfg",
+            "/etc/ssh/sshd_config",
+            "/etc/ssh/ssh_config",
+            "/home/u/.ssh/config",
+            "/etc/crontab",
+            "/etc/cron.d/backup",
+            "/var/spool/cron/crontabs/u",
+            "Caddyfile",
+            "Dockerfile",
+            "Dockerfile.dev",
+            "/etc/ssh/sshd_config.d/50-x.conf",
+        ] {
+            assert_eq!(d(name, ""), text, "{name}");
+        }
+        assert_eq!(d("/home/u/.git/config", ""), Err(DetectError::Unknown));
+        assert_eq!(Format::from_name("text"), text.ok());
     }
 
     #[test]
