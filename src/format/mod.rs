@@ -6,6 +6,7 @@
 
 pub mod env;
 pub mod jsonc;
+pub mod markup;
 pub mod shell;
 pub mod text;
 pub mod toml;
@@ -30,6 +31,10 @@ pub enum Format {
     Jsonc,
     /// Plain lines with a comment style (`#` by default).
     Text(text::CommentStyle),
+    /// Markdown, with HTML comments as markers.
+    Markdown,
+    /// HTML, XML, SVG.
+    Markup,
 }
 
 /// How two assignments of the same key are judged.
@@ -190,12 +195,14 @@ impl Syntax for Env {
 
 impl Format {
     /// Every format, for help texts.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 7] = [
         Self::Shell,
         Self::Env,
         Self::Toml,
         Self::Jsonc,
         Self::Text(text::CommentStyle::Hash),
+        Self::Markdown,
+        Self::Markup,
     ];
 
     /// The format's implementation.
@@ -207,6 +214,8 @@ impl Format {
             Self::Toml => &toml::Toml,
             Self::Jsonc => &jsonc::Jsonc,
             Self::Text(c) => c.syntax(),
+            Self::Markdown => &markup::Markdown,
+            Self::Markup => &markup::Markup,
         }
     }
 
@@ -307,6 +316,18 @@ pub fn detect(path: &Path, head: &[u8]) -> Result<Format, DetectError> {
         } else {
             Err(DetectError::PlainJson)
         };
+    }
+    if [".md", ".markdown", ".mdown", ".mkd"]
+        .iter()
+        .any(|e| name.ends_with(e))
+    {
+        return Ok(Format::Markdown);
+    }
+    if [".html", ".htm", ".xhtml", ".xml", ".svg"]
+        .iter()
+        .any(|e| name.ends_with(e))
+    {
+        return Ok(Format::Markup);
     }
     if is_text(path, &name) {
         return Ok(Format::Text(text::CommentStyle::Hash));
@@ -421,6 +442,16 @@ mod tests {
         }
         assert_eq!(d("/home/u/.git/config", ""), Err(DetectError::Unknown));
         assert_eq!(Format::from_name("text"), text.ok());
+    }
+
+    #[test]
+    fn markup_by_name() {
+        for name in ["CLAUDE.md", "AGENTS.md", "README.markdown", "docs/x.md"] {
+            assert_eq!(d(name, ""), Ok(Format::Markdown), "{name}");
+        }
+        for name in ["index.html", "a.htm", "pom.xml", "icon.svg"] {
+            assert_eq!(d(name, ""), Ok(Format::Markup), "{name}");
+        }
     }
 
     #[test]
