@@ -109,7 +109,7 @@ struct IdArgs {
 #[derive(Debug, Args)]
 struct Common {
     /// The file format; `auto` detects it from the name, then the shebang.
-    #[arg(long, global = true, default_value = "auto", value_parser = ["auto", "shell", "env", "toml", "jsonc", "text", "markdown", "markup"])]
+    #[arg(long, global = true, default_value = "auto", value_parser = ["auto", "shell", "env", "toml", "jsonc", "text", "markdown", "markup", "ini"])]
     format: String,
     /// Print a unified diff of what would change; write nothing.
     #[arg(long, global = true)]

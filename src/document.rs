@@ -424,7 +424,14 @@ fn wrong_openers(src: &[u8], syntax: &dyn Syntax, lexed: &Lexed, problems: &mut 
         else {
             continue;
         };
-        if lexed.is_inner(start) {
+        // A real comment of the format (`;` in INI) is no wrong opener.
+        let at = start + indent;
+        if lexed.is_inner(start)
+            || lexed
+                .comments
+                .binary_search_by_key(&at, |c| c.text.start)
+                .is_ok()
+        {
             continue;
         }
         let as_hash = [b"#".as_slice(), &text[o.len()..]].concat();

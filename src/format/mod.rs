@@ -5,6 +5,7 @@
 //! hash, and how to validate a result.
 
 pub mod env;
+pub mod ini;
 pub mod jsonc;
 pub mod markup;
 pub mod shell;
@@ -35,6 +36,8 @@ pub enum Format {
     Markdown,
     /// HTML, XML, SVG.
     Markup,
+    /// INI files, git config.
+    Ini,
 }
 
 /// How two assignments of the same key are judged.
@@ -195,7 +198,7 @@ impl Syntax for Env {
 
 impl Format {
     /// Every format, for help texts.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::Shell,
         Self::Env,
         Self::Toml,
@@ -203,6 +206,7 @@ impl Format {
         Self::Text(text::CommentStyle::Hash),
         Self::Markdown,
         Self::Markup,
+        Self::Ini,
     ];
 
     /// The format's implementation.
@@ -216,6 +220,7 @@ impl Format {
             Self::Text(c) => c.syntax(),
             Self::Markdown => &markup::Markdown,
             Self::Markup => &markup::Markup,
+            Self::Ini => &ini::Ini,
         }
     }
 
@@ -317,6 +322,21 @@ pub fn detect(path: &Path, head: &[u8]) -> Result<Format, DetectError> {
             Err(DetectError::PlainJson)
         };
     }
+    if name.ends_with(".ini")
+        || name.ends_with(".desktop")
+        || [
+            ".gitconfig",
+            ".editorconfig",
+            "setup.cfg",
+            "gitconfig",
+            ".gitmodules",
+        ]
+        .contains(&name.as_str())
+        || (name == "config" && parent_is(path, ".git"))
+        || (name == "config" && parent_is(path, "git"))
+    {
+        return Ok(Format::Ini);
+    }
     if [".md", ".markdown", ".mdown", ".mkd"]
         .iter()
         .any(|e| name.ends_with(e))
@@ -333,6 +353,13 @@ pub fn detect(path: &Path, head: &[u8]) -> Result<Format, DetectError> {
         return Ok(Format::Text(text::CommentStyle::Hash));
     }
     shebang(head)
+}
+
+/// True when the file's directory is named `dir`.
+fn parent_is(path: &Path, dir: &str) -> bool {
+    path.parent()
+        .and_then(Path::file_name)
+        .is_some_and(|p| p == dir)
 }
 
 /// Files of plain lines with `#` comments: hosts, `*.conf`, `*.cfg`, ssh and sshd config,
@@ -440,8 +467,24 @@ mod tests {
         ] {
             assert_eq!(d(name, ""), text, "{name}");
         }
-        assert_eq!(d("/home/u/.git/config", ""), Err(DetectError::Unknown));
         assert_eq!(Format::from_name("text"), text.ok());
+    }
+
+    #[test]
+    fn ini_by_name() {
+        for name in [
+            "/home/u/.gitconfig",
+            "/home/u/.config/git/config",
+            "repo/.git/config",
+            ".editorconfig",
+            "setup.cfg",
+            "tox.ini",
+            "php.ini",
+            "app.desktop",
+            ".gitmodules",
+        ] {
+            assert_eq!(d(name, ""), Ok(Format::Ini), "{name}");
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@ mod cases;
 mod cli;
 mod clients;
 mod corrupt;
+mod formats;
 mod jsonc;
 mod matrix;
 mod props;

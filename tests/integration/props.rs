@@ -87,6 +87,18 @@ const MARKDOWN: &[&[u8]] = &[
     b"text <!-- BEGIN ZYLOS MANAGED env -->\n",
 ];
 
+/// INI fragments: marker-looking text in multi-line values and after values.
+const INI: &[&[u8]] = &[
+    b"[section]\n",
+    b"[remote \"origin\"]\n",
+    b"key = value\n",
+    b"multi =\n    a\n    # BEGIN ZYLOS MANAGED hooks\n    b\n",
+    b"alias = log \\\n# END ZYLOS MANAGED hooks\n",
+    b"; a comment\n",
+    b"v = x # BEGIN ACME MANAGED env\n",
+    b"\n",
+];
+
 /// A foreign (unhashed) region that may appear once in a generated file.
 const SHELL_FOREIGN: &[u8] =
     b"# BEGIN ANSIBLE MANAGED BLOCK\nexport ANSIBLE_X=1\n# END ANSIBLE MANAGED BLOCK\n";
@@ -143,6 +155,7 @@ fn fragments(format: Format) -> &'static [&'static [u8]] {
         Format::Shell => SHELL,
         Format::Text(_) => TEXT,
         Format::Markdown => MARKDOWN,
+        Format::Ini => INI,
         _ => ENV,
     }
 }
@@ -236,6 +249,7 @@ fn any_format() -> impl Strategy<Value = Format> {
         Just(Format::Env),
         Just(Format::Text(demarcate::format::text::CommentStyle::Hash)),
         Just(Format::Markdown),
+        Just(Format::Ini),
     ]
 }
 
