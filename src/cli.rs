@@ -357,7 +357,7 @@ fn config(c: &Common) -> Result<Config, String> {
     let format = match c.format.as_str() {
         "auto" => None,
         name => Some(Format::from_name(name).ok_or_else(|| {
-            format!("--format {name}: unknown format; use shell, env, toml or jsonc")
+            format!("--format {name}: unknown format; use shell, env, toml, jsonc, ini, markdown, markup or text")
         })?),
     };
     let at = parse_at(&c.at)?;

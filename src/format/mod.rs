@@ -248,7 +248,7 @@ impl Format {
 pub enum DetectError {
     /// The name and first line say nothing we know.
     #[error(
-        "cannot tell the format from the file name or its first line; pass --format shell|env|toml|jsonc"
+        "cannot tell the format from the file name or its first line; pass --format shell|env|toml|jsonc|ini|markdown|markup|text"
     )]
     Unknown,
     /// A plain JSON file: adding a comment would break strict JSON readers.
