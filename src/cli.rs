@@ -109,7 +109,7 @@ struct IdArgs {
 #[derive(Debug, Args)]
 struct Common {
     /// The file format; `auto` detects it from the name, then the shebang.
-    #[arg(long, global = true, default_value = "auto", value_parser = ["auto", "shell", "env", "toml", "jsonc", "text", "markdown", "markup", "ini"])]
+    #[arg(long, global = true, default_value = "auto", value_parser = ["auto", "shell", "env", "toml", "jsonc", "text", "markdown", "markup", "ini", "fish"])]
     format: String,
     /// Print a unified diff of what would change; write nothing.
     #[arg(long, global = true)]
@@ -357,7 +357,7 @@ fn config(c: &Common) -> Result<Config, String> {
     let format = match c.format.as_str() {
         "auto" => None,
         name => Some(Format::from_name(name).ok_or_else(|| {
-            format!("--format {name}: unknown format; use shell, env, toml, jsonc, ini, markdown, markup or text")
+            format!("--format {name}: unknown format; use shell, env, toml, jsonc, ini, markdown, markup, text or fish")
         })?),
     };
     let at = parse_at(&c.at)?;

@@ -5,6 +5,7 @@
 //! hash, and how to validate a result.
 
 pub mod env;
+pub mod fish;
 pub mod ini;
 pub mod jsonc;
 pub mod markup;
@@ -38,6 +39,8 @@ pub enum Format {
     Markup,
     /// INI files, git config.
     Ini,
+    /// fish scripts.
+    Fish,
 }
 
 /// How two assignments of the same key are judged.
@@ -198,7 +201,7 @@ impl Syntax for Env {
 
 impl Format {
     /// Every format, for help texts.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::Shell,
         Self::Env,
         Self::Toml,
@@ -207,6 +210,7 @@ impl Format {
         Self::Markdown,
         Self::Markup,
         Self::Ini,
+        Self::Fish,
     ];
 
     /// The format's implementation.
@@ -221,6 +225,7 @@ impl Format {
             Self::Markdown => &markup::Markdown,
             Self::Markup => &markup::Markup,
             Self::Ini => &ini::Ini,
+            Self::Fish => &fish::Fish,
         }
     }
 
@@ -248,7 +253,7 @@ impl Format {
 pub enum DetectError {
     /// The name and first line say nothing we know.
     #[error(
-        "cannot tell the format from the file name or its first line; pass --format shell|env|toml|jsonc|ini|markdown|markup|text"
+        "cannot tell the format from the file name or its first line; pass --format shell|env|toml|jsonc|ini|markdown|markup|text|fish"
     )]
     Unknown,
     /// A plain JSON file: adding a comment would break strict JSON readers.
@@ -257,12 +262,6 @@ pub enum DetectError {
          cannot be added; pass --format jsonc if every reader of this file accepts JSONC"
     )]
     PlainJson,
-    /// fish, whose quoting the shell lexer does not know.
-    #[error(
-        "fish scripts are not supported: fish quotes differently and has no heredocs, so markers \
-         cannot be found reliably; manage a POSIX shell file instead (e.g. a file that config.fish sources with `bass`)"
-    )]
-    Fish,
 }
 
 /// Chooses the format of `path` from its name, then from the first line of `head` (the
@@ -280,7 +279,7 @@ pub fn detect(path: &Path, head: &[u8]) -> Result<Format, DetectError> {
         .and_then(Path::file_name)
         .is_some_and(|p| p == "profile.d");
     if name.ends_with(".fish") {
-        return Err(DetectError::Fish);
+        return Ok(Format::Fish);
     }
     if [".sh", ".bash", ".zsh", ".ksh"]
         .iter()
@@ -413,7 +412,7 @@ fn shebang(head: &[u8]) -> Result<Format, DetectError> {
     }
     match prog {
         "sh" | "bash" | "zsh" | "ksh" | "dash" | "ash" | "mksh" => Ok(Format::Shell),
-        "fish" => Err(DetectError::Fish),
+        "fish" => Ok(Format::Fish),
         _ => Err(DetectError::Unknown),
     }
 }
@@ -498,8 +497,10 @@ mod tests {
     }
 
     #[test]
-    fn fish_is_refused() {
-        assert_eq!(d("config.fish", ""), Err(DetectError::Fish));
-        assert_eq!(d("run", "#!/usr/bin/env fish\n"), Err(DetectError::Fish));
+    fn fish_by_name_and_shebang() {
+        assert_eq!(d("/home/u/.config/fish/config.fish", ""), Ok(Format::Fish));
+        assert_eq!(d("conf.d/zylos.fish", ""), Ok(Format::Fish));
+        assert_eq!(d("run", "#!/usr/bin/env fish\n"), Ok(Format::Fish));
+        assert_eq!(d("run", "#!/usr/bin/fish\n"), Ok(Format::Fish));
     }
 }

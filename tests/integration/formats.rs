@@ -174,3 +174,47 @@ fn binary_and_utf16_files_are_refused_in_every_format() {
         assert_eq!(std::fs::read(dir.path().join(name)).expect("read"), bytes);
     }
 }
+
+#[test]
+fn fish_no_execute_accepts_the_edited_config() {
+    if !have("fish", "fish_no_execute_accepts_the_edited_config") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = "set -gx EDITOR vim\necho 'it\\'s\n# BEGIN ZYLOS MANAGED path\n'\nset x (\n  # END ZYLOS MANAGED path\n  echo a)\n";
+    std::fs::write(dir.path().join("config.fish"), src).expect("write");
+    ok(
+        dir.path(),
+        &[
+            "set",
+            "config.fish",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "path",
+            "--content",
+            "fish_add_path $HOME/.zylos/bin",
+        ],
+    );
+    let o = Command::new("fish")
+        .args(["--no-execute", "config.fish"])
+        .current_dir(dir.path())
+        .output()
+        .expect("fish runs");
+    assert!(o.status.success(), "fish: {}", stderr(&o));
+    ok(
+        dir.path(),
+        &[
+            "remove",
+            "config.fish",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "path",
+        ],
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("config.fish")).expect("read"),
+        src
+    );
+}

@@ -99,6 +99,20 @@ const INI: &[&[u8]] = &[
     b"\n",
 ];
 
+/// fish fragments: marker-looking text in every quote and substitution.
+const FISH: &[&[u8]] = &[
+    b"set -gx EDITOR vim\n",
+    b"\n",
+    b"# a comment\n",
+    b"echo 'it\\'s\n# BEGIN ZYLOS MANAGED hooks\n'\n",
+    b"set m \"a \\\" b\n# END ZYLOS MANAGED hooks\"\n",
+    b"set x (\n# BEGIN ACME MANAGED env\n)\n",
+    b"set y $(echo \"$(\n# END ACME MANAGED env\n)\")\n",
+    b"echo a \\\n# BEGIN ZYLOS MANAGED path\n",
+    b"cat <<EOF\n",
+    b"function f\n    echo a#b # BEGIN ZYLOS MANAGED env\nend\n",
+];
+
 /// A foreign (unhashed) region that may appear once in a generated file.
 const SHELL_FOREIGN: &[u8] =
     b"# BEGIN ANSIBLE MANAGED BLOCK\nexport ANSIBLE_X=1\n# END ANSIBLE MANAGED BLOCK\n";
@@ -156,6 +170,7 @@ fn fragments(format: Format) -> &'static [&'static [u8]] {
         Format::Text(_) => TEXT,
         Format::Markdown => MARKDOWN,
         Format::Ini => INI,
+        Format::Fish => FISH,
         _ => ENV,
     }
 }
@@ -250,6 +265,7 @@ fn any_format() -> impl Strategy<Value = Format> {
         Just(Format::Text(demarcate::format::text::CommentStyle::Hash)),
         Just(Format::Markdown),
         Just(Format::Ini),
+        Just(Format::Fish),
     ]
 }
 
