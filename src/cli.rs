@@ -500,7 +500,6 @@ fn error_text(path: &Path, e: &Error) -> String {
                 DetectError::PlainJson => {
                     "; pass --format jsonc if every reader of this file accepts JSONC".to_owned()
                 }
-                DetectError::Fish => String::new(),
             };
             format!("{p}: {d}{hint}")
         }

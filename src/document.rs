@@ -217,7 +217,7 @@ impl<'a> Document<'a> {
                         )
                         .help(format!(
                             "if it is one, write `{}`",
-                            nm.fixed.render(syntax.opener())
+                            syntax.render_marker(&nm.fixed)
                         )),
                     );
                     near_misses.push((Span::new(ls, line_end(src, c.text.start)), nm));
@@ -398,7 +398,14 @@ fn wrong_openers(src: &[u8], syntax: &dyn Lexer, lexed: &Lexed, problems: &mut V
         else {
             continue;
         };
-        if lexed.is_inner(start) {
+        // A real comment of the format (`;` in INI) is no wrong opener.
+        let at = start + indent;
+        if lexed.is_inner(start)
+            || lexed
+                .comments
+                .binary_search_by_key(&at, |c| c.text.start)
+                .is_ok()
+        {
             continue;
         }
         let as_hash = [b"#".as_slice(), &text[o.len()..]].concat();
@@ -526,12 +533,8 @@ fn pair(
                 format!("BEGIN marker for \"{}\" has no END", b.marker.identity()),
             )
             .help(format!(
-                "add `{} {}` after the region's last line",
-                syntax.opener(),
-                Marker::end(&b.marker.identity())
-                    .render(syntax.opener())
-                    .trim_start_matches(syntax.opener())
-                    .trim()
+                "add `{}` after the region's last line",
+                syntax.render_marker(&Marker::end(&b.marker.identity()))
             )),
         );
     }

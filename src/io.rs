@@ -20,6 +20,11 @@ pub enum IoError {
     /// The file holds NUL bytes.
     #[error("{0}: looks like a binary file (it holds NUL bytes); refusing to edit it")]
     Binary(PathBuf),
+    /// The file starts with a UTF-16 byte order mark.
+    #[error(
+        "{0}: is UTF-16 (it starts with a UTF-16 byte order mark); refusing to edit it: convert it to UTF-8 first (e.g. `iconv -f UTF-16 -t UTF-8`)"
+    )]
+    Utf16(PathBuf),
     /// The file changed under us too often.
     #[error("{0}: the file kept changing while it was being edited; try again")]
     Busy(PathBuf),
@@ -101,6 +106,9 @@ pub(crate) fn read(path: &Path) -> Result<Option<Vec<u8>>, IoError> {
         _ => {}
     }
     let bytes = fs_err::read(path)?;
+    if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
+        return Err(IoError::Utf16(path.to_path_buf()));
+    }
     if memchr::memchr(0, &bytes).is_some() {
         return Err(IoError::Binary(path.to_path_buf()));
     }
@@ -272,6 +280,12 @@ mod tests {
         let b = dir.path().join("b");
         std::fs::write(&b, b"a\0b")?;
         assert!(matches!(read(&b), Err(IoError::Binary(_))));
+        let u = dir.path().join("utf16.txt");
+        // UTF-16 without NUL bytes (CJK text) is still refused, by its byte order mark.
+        fs_err::write(&u, b"\xFF\xFE\x2d\x4e\x87\x65")?;
+        assert!(matches!(read(&u), Err(IoError::Utf16(_))));
+        fs_err::write(&u, b"\xFE\xFF\x4e\x2d")?;
+        assert!(matches!(read(&u), Err(IoError::Utf16(_))));
         assert!(read(&dir.path().join("missing"))?.is_none());
         Ok(())
     }

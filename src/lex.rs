@@ -138,6 +138,12 @@ pub trait Lexer: Sync {
         "#"
     }
 
+    /// A marker as written in this format: the opener, the marker, and a closer for formats
+    /// whose comments need one (`<!-- … -->`, `/* … */`).
+    fn render_marker(&self, m: &crate::marker::Marker) -> String {
+        m.render(self.opener())
+    }
+
     /// The body as the hash sees it (docs/markers.md): for line formats, CRLF made LF.
     fn normalize(&self, body: &[u8]) -> Vec<u8> {
         crate::hash::normalize_lines(body)

@@ -79,6 +79,7 @@ pub use engine::{
     canonical_path, check, edit, filter, list, remove, repair, set, sync, template_op,
     unified_diff, uninstall,
 };
+pub use format::text::CommentStyle;
 pub use format::{DetectError, Format, Syntax, detect};
 pub use hash::{normalize_lines, of_normalized as body_hash};
 pub use io::IoError;

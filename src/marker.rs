@@ -237,12 +237,31 @@ fn words(i: &[u8]) -> IResult<&[u8], Vec<&[u8]>> {
     many0(preceded(sp, word)).parse(i)
 }
 
-/// Strips the comment opener: `#` (any number), `//`, or `/*` with its closing `*/`.
+/// Strips the comment opener: `#` (any number), `//`, `/*` with its closing `*/`, `<!--`
+/// with its closing `-->`, `;`, `%` or `!` (any number), `--`, `"`, or the word `REM`.
+///
+/// Which openers a file may use is the lexer's decision: it reports only real comments.
 fn strip_opener(text: &[u8]) -> Option<&[u8]> {
+    let rem_word = |i| -> IResult<&[u8], &[u8]> {
+        let (r, _) = tag_no_case("rem").parse(i)?;
+        match r.first() {
+            None => Ok((r, r)),
+            Some(c) if is_space(*c) => Ok((r, r)),
+            Some(_) => Err(nom::Err::Error(nom::error::Error::new(
+                i,
+                nom::error::ErrorKind::Tag,
+            ))),
+        }
+    };
     let body: IResult<&[u8], &[u8]> = alt((
         preceded(tag("/*"), rest).map(|b: &[u8]| b.strip_suffix(b"*/").unwrap_or(b)),
         preceded(tag("//"), rest),
         preceded(take_while1(|b| b == b'#'), rest),
+        preceded(tag("<!--"), rest).map(|b: &[u8]| b.strip_suffix(b"-->").unwrap_or(b)),
+        preceded(take_while1(|b| b == b';' || b == b'%' || b == b'!'), rest),
+        preceded(tag("--"), rest),
+        preceded(tag("\""), rest),
+        rem_word,
     ))
     .parse(text);
     body.ok().map(|(_, b)| b)

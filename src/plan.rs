@@ -467,7 +467,7 @@ impl Planner<'_, '_> {
             Some((begin, _)) => begin.into_bytes(),
             None => {
                 let m = Marker::begin(id, self.hash_of(body).as_deref());
-                m.render(self.syntax.opener()).into_bytes()
+                self.syntax.render_marker(&m).into_bytes()
             }
         };
         l.extend_from_slice(self.eol().as_bytes());
@@ -477,7 +477,7 @@ impl Planner<'_, '_> {
     fn end_line(&self, id: &Identity) -> Vec<u8> {
         let mut l = match self.foreign_lines(id) {
             Some((_, end)) => end.into_bytes(),
-            None => Marker::end(id).render(self.syntax.opener()).into_bytes(),
+            None => self.syntax.render_marker(&Marker::end(id)).into_bytes(),
         };
         l.extend_from_slice(self.eol().as_bytes());
         l
@@ -705,7 +705,7 @@ impl Planner<'_, '_> {
         } else {
             let mut m = r.begin.marker.clone();
             m.set_hash(self.hash_of(hashed).as_deref());
-            text.extend_from_slice(m.render(self.syntax.opener()).as_bytes());
+            text.extend_from_slice(self.syntax.render_marker(&m).as_bytes());
         }
         text.extend_from_slice(&old_line[content_end..]);
         if content_end == old_line.len() {

@@ -178,7 +178,7 @@ fn next_fix(
     }
     // 1. Near misses whose correction reduces the damage.
     for (line, nm) in &doc.near_misses {
-        let new = rewrite_line(src, *line, &nm.fixed.render(syntax.opener()));
+        let new = rewrite_line(src, *line, &syntax.render_marker(&nm.fixed));
         let after = Document::parse_with(&new, syntax, foreign);
         if blocking(&after) < damage {
             let fix = Fix {
@@ -187,7 +187,7 @@ fn next_fix(
                 what: format!(
                     "rewrote the marker ({}): `{}`",
                     nm.what,
-                    nm.fixed.render(syntax.opener())
+                    syntax.render_marker(&nm.fixed)
                 ),
             };
             return Some((new, fix, None));
@@ -251,7 +251,7 @@ fn case_only_end(
     let mut fixed = end.clone();
     fixed.owner = begin.owner.clone();
     fixed.name = begin.name.clone();
-    let text = fixed.render(syntax.opener());
+    let text = syntax.render_marker(&fixed);
     let new = rewrite_line(src, end_span, &text);
     if blocking(&Document::parse_with(&new, syntax, foreign)) >= blocking(doc) {
         return None;
@@ -308,7 +308,7 @@ fn close_by_hash(
         .copied()
         .collect();
     text.extend_from_slice(&indent);
-    let end_marker = Marker::end(&begin.identity()).render(syntax.opener());
+    let end_marker = syntax.render_marker(&Marker::end(&begin.identity()));
     text.extend_from_slice(end_marker.as_bytes());
     text.extend_from_slice(doc.eol.as_bytes());
     let new = splice(src, Span::new(end, end), &text);
@@ -373,7 +373,7 @@ fn open_from_template(
     }
     let normalized = syntax.normalize(&src[start..end_span.start]);
     let begin = Marker::begin(&id, Some(&hash::of_normalized(&normalized)));
-    let text = begin.render(syntax.opener());
+    let text = syntax.render_marker(&begin);
     let indent: Vec<u8> = end_span
         .of(src)
         .iter()

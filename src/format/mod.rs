@@ -5,8 +5,12 @@
 //! hash, and how to validate a result.
 
 pub(crate) mod env;
+pub(crate) mod fish;
+pub(crate) mod ini;
 pub(crate) mod jsonc;
+pub(crate) mod markup;
 pub(crate) mod shell;
+pub(crate) mod text;
 pub(crate) mod toml;
 
 use std::path::Path;
@@ -27,6 +31,16 @@ pub enum Format {
     Toml,
     /// JSON with comments.
     Jsonc,
+    /// Plain lines with a comment style (`#` by default).
+    Text(text::CommentStyle),
+    /// Markdown, with HTML comments as markers.
+    Markdown,
+    /// HTML, XML, SVG.
+    Markup,
+    /// INI files, git config.
+    Ini,
+    /// fish scripts.
+    Fish,
 }
 
 /// What a format must provide to the engine beyond lexing ([`Lexer`]): where new regions go
@@ -163,7 +177,17 @@ impl Syntax for Env {}
 
 impl Format {
     /// Every format, for help texts.
-    pub const ALL: [Self; 4] = [Self::Shell, Self::Env, Self::Toml, Self::Jsonc];
+    pub const ALL: [Self; 9] = [
+        Self::Shell,
+        Self::Env,
+        Self::Toml,
+        Self::Jsonc,
+        Self::Text(text::CommentStyle::Hash),
+        Self::Markdown,
+        Self::Markup,
+        Self::Ini,
+        Self::Fish,
+    ];
 
     /// The format's implementation.
     #[must_use]
@@ -173,6 +197,11 @@ impl Format {
             Self::Env => &Env,
             Self::Toml => &toml::Toml,
             Self::Jsonc => &jsonc::Jsonc,
+            Self::Text(c) => c.syntax(),
+            Self::Markdown => &markup::Markdown,
+            Self::Markup => &markup::Markup,
+            Self::Ini => &ini::Ini,
+            Self::Fish => &fish::Fish,
         }
     }
 
@@ -180,6 +209,12 @@ impl Format {
     #[must_use]
     pub fn name(self) -> &'static str {
         self.syntax().name()
+    }
+
+    /// The text format with a comment style other than `#` (`--comment`).
+    #[must_use]
+    pub const fn text(comment: text::CommentStyle) -> Self {
+        Self::Text(comment)
     }
 
     /// Parses a format name (`auto` is handled by the caller).
@@ -206,12 +241,6 @@ pub enum DetectError {
          cannot be added"
     )]
     PlainJson,
-    /// fish, whose quoting the shell lexer does not know.
-    #[error(
-        "fish scripts are not supported: fish quotes differently and has no heredocs, so markers \
-         cannot be found reliably; manage a POSIX shell file instead (e.g. a file that config.fish sources with `bass`)"
-    )]
-    Fish,
 }
 
 /// Chooses the format of `path` from its name, then from the first line of `head` (the
@@ -229,7 +258,7 @@ pub fn detect(path: &Path, head: &[u8]) -> Result<Format, DetectError> {
         .and_then(Path::file_name)
         .is_some_and(|p| p == "profile.d");
     if name.ends_with(".fish") {
-        return Err(DetectError::Fish);
+        return Ok(Format::Fish);
     }
     if [".sh", ".bash", ".zsh", ".ksh"]
         .iter()
@@ -271,7 +300,81 @@ pub fn detect(path: &Path, head: &[u8]) -> Result<Format, DetectError> {
             Err(DetectError::PlainJson)
         };
     }
+    if name.ends_with(".ini")
+        || name.ends_with(".desktop")
+        || [
+            ".gitconfig",
+            ".editorconfig",
+            "setup.cfg",
+            "gitconfig",
+            ".gitmodules",
+        ]
+        .contains(&name.as_str())
+        || (name == "config" && parent_is(path, ".git"))
+        || (name == "config" && parent_is(path, "git"))
+    {
+        return Ok(Format::Ini);
+    }
+    if [".md", ".markdown", ".mdown", ".mkd"]
+        .iter()
+        .any(|e| name.ends_with(e))
+    {
+        return Ok(Format::Markdown);
+    }
+    if [".html", ".htm", ".xhtml", ".xml", ".svg"]
+        .iter()
+        .any(|e| name.ends_with(e))
+    {
+        return Ok(Format::Markup);
+    }
+    if is_text(path, &name) {
+        return Ok(Format::Text(text::CommentStyle::Hash));
+    }
     shebang(head)
+}
+
+/// True when the file's directory is named `dir`.
+fn parent_is(path: &Path, dir: &str) -> bool {
+    path.parent()
+        .and_then(Path::file_name)
+        .is_some_and(|p| p == dir)
+}
+
+/// Files of plain lines with `#` comments: hosts, `*.conf`, `*.cfg`, ssh and sshd config,
+/// crontabs, Caddyfile, Dockerfile.
+fn is_text(path: &Path, name: &str) -> bool {
+    let parent = path
+        .parent()
+        .and_then(Path::file_name)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    [".conf", ".cfg", ".dockerfile"]
+        .iter()
+        .any(|e| name.ends_with(e))
+        || [
+            "hosts",
+            "ssh_config",
+            "sshd_config",
+            "crontab",
+            "Caddyfile",
+            "Dockerfile",
+            "Containerfile",
+        ]
+        .contains(&name)
+        || name.starts_with("Dockerfile.")
+        || (name == "config" && parent == ".ssh")
+        || [
+            "cron.d",
+            "crontabs",
+            "cron.daily",
+            "cron.hourly",
+            "cron.weekly",
+            "cron.monthly",
+        ]
+        .contains(&parent.as_str())
+            && !name.starts_with('.')
+        || parent == "ssh_config.d"
+        || parent == "sshd_config.d"
 }
 
 fn shebang(head: &[u8]) -> Result<Format, DetectError> {
@@ -288,7 +391,7 @@ fn shebang(head: &[u8]) -> Result<Format, DetectError> {
     }
     match prog {
         "sh" | "bash" | "zsh" | "ksh" | "dash" | "ash" | "mksh" => Ok(Format::Shell),
-        "fish" => Err(DetectError::Fish),
+        "fish" => Ok(Format::Fish),
         _ => Err(DetectError::Unknown),
     }
 }
@@ -323,8 +426,60 @@ mod tests {
     }
 
     #[test]
-    fn fish_is_refused() {
-        assert_eq!(d("config.fish", ""), Err(DetectError::Fish));
-        assert_eq!(d("run", "#!/usr/bin/env fish\n"), Err(DetectError::Fish));
+    fn text_by_name() {
+        let text = Ok(Format::Text(text::CommentStyle::Hash));
+        for name in [
+            "/etc/hosts",
+            "/etc/nginx/nginx.conf",
+            "app.cfg",
+            "/etc/ssh/sshd_config",
+            "/etc/ssh/ssh_config",
+            "/home/u/.ssh/config",
+            "/etc/crontab",
+            "/etc/cron.d/backup",
+            "/var/spool/cron/crontabs/u",
+            "Caddyfile",
+            "Dockerfile",
+            "Dockerfile.dev",
+            "/etc/ssh/sshd_config.d/50-x.conf",
+        ] {
+            assert_eq!(d(name, ""), text, "{name}");
+        }
+        assert_eq!(Format::from_name("text"), text.ok());
+    }
+
+    #[test]
+    fn ini_by_name() {
+        for name in [
+            "/home/u/.gitconfig",
+            "/home/u/.config/git/config",
+            "repo/.git/config",
+            ".editorconfig",
+            "setup.cfg",
+            "tox.ini",
+            "php.ini",
+            "app.desktop",
+            ".gitmodules",
+        ] {
+            assert_eq!(d(name, ""), Ok(Format::Ini), "{name}");
+        }
+    }
+
+    #[test]
+    fn markup_by_name() {
+        for name in ["CLAUDE.md", "AGENTS.md", "README.markdown", "docs/x.md"] {
+            assert_eq!(d(name, ""), Ok(Format::Markdown), "{name}");
+        }
+        for name in ["index.html", "a.htm", "pom.xml", "icon.svg"] {
+            assert_eq!(d(name, ""), Ok(Format::Markup), "{name}");
+        }
+    }
+
+    #[test]
+    fn fish_by_name_and_shebang() {
+        assert_eq!(d("/home/u/.config/fish/config.fish", ""), Ok(Format::Fish));
+        assert_eq!(d("conf.d/zylos.fish", ""), Ok(Format::Fish));
+        assert_eq!(d("run", "#!/usr/bin/env fish\n"), Ok(Format::Fish));
+        assert_eq!(d("run", "#!/usr/bin/fish\n"), Ok(Format::Fish));
     }
 }

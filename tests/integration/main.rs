@@ -6,6 +6,7 @@ mod cli;
 mod clients;
 mod corrupt;
 mod distribution;
+mod formats;
 mod jsonc;
 mod matrix;
 mod props;

@@ -57,6 +57,61 @@ const ENV: &[&[u8]] = &[
     b"  SPACED = 1\n",
 ];
 
+/// Text fragments (hosts, ssh config): only whole comment lines are comments.
+const TEXT: &[&[u8]] = &[
+    b"127.0.0.1 localhost\n",
+    b"Host build\n",
+    b"    User ci\n",
+    b"# a comment\n",
+    b"  # BEGINNING of the list\n",
+    b"Banner Don't panic\n",
+    b"x # BEGIN ZYLOS MANAGED hooks\n",
+    b"; BEGIN ACME MANAGED env\n",
+    b"caf\xe9, latin-1 bytes\n",
+    b"\n",
+];
+
+/// Markdown fragments: marker-looking text inside every block kind.
+const MARKDOWN: &[&[u8]] = &[
+    b"# Title\n",
+    b"\n",
+    b"Some text with `code`.\n",
+    b"```html\n<!-- BEGIN ZYLOS MANAGED hooks -->\n```\n",
+    b"~~~~\n<!-- END ZYLOS MANAGED hooks -->\n```\n~~~~\n",
+    b"Inline `<!-- BEGIN ACME MANAGED env -->` and `<!--`.\n",
+    b"<pre>\n<!-- BEGIN ZYLOS MANAGED path -->\n</pre>\n",
+    b"<script>\n// <!-- END ZYLOS MANAGED path -->\n</script>\n",
+    b"<!-- a note\nover lines\n-->\n",
+    b"\n    <!-- BEGIN ZYLOS MANAGED hooks -->\n",
+    b"text <!-- BEGIN ZYLOS MANAGED env -->\n",
+];
+
+/// INI fragments: marker-looking text in multi-line values and after values.
+const INI: &[&[u8]] = &[
+    b"[section]\n",
+    b"[remote \"origin\"]\n",
+    b"key = value\n",
+    b"multi =\n    a\n    # BEGIN ZYLOS MANAGED hooks\n    b\n",
+    b"alias = log \\\n# END ZYLOS MANAGED hooks\n",
+    b"; a comment\n",
+    b"v = x # BEGIN ACME MANAGED env\n",
+    b"\n",
+];
+
+/// fish fragments: marker-looking text in every quote and substitution.
+const FISH: &[&[u8]] = &[
+    b"set -gx EDITOR vim\n",
+    b"\n",
+    b"# a comment\n",
+    b"echo 'it\\'s\n# BEGIN ZYLOS MANAGED hooks\n'\n",
+    b"set m \"a \\\" b\n# END ZYLOS MANAGED hooks\"\n",
+    b"set x (\n# BEGIN ACME MANAGED env\n)\n",
+    b"set y $(echo \"$(\n# END ACME MANAGED env\n)\")\n",
+    b"echo a \\\n# BEGIN ZYLOS MANAGED path\n",
+    b"cat <<EOF\n",
+    b"function f\n    echo a#b # BEGIN ZYLOS MANAGED env\nend\n",
+];
+
 /// A foreign (unhashed) region that may appear once in a generated file.
 const SHELL_FOREIGN: &[u8] =
     b"# BEGIN ANSIBLE MANAGED BLOCK\nexport ANSIBLE_X=1\n# END ANSIBLE MANAGED BLOCK\n";
@@ -109,7 +164,25 @@ fn syntax(format: Format) -> &'static dyn demarcate::Syntax {
 }
 
 fn fragments(format: Format) -> &'static [&'static [u8]] {
-    if format == Format::Shell { SHELL } else { ENV }
+    match format {
+        Format::Shell => SHELL,
+        Format::Text(_) => TEXT,
+        Format::Markdown => MARKDOWN,
+        Format::Ini => INI,
+        Format::Fish => FISH,
+        _ => ENV,
+    }
+}
+
+/// Ansible's block in the format's comment syntax.
+fn foreign_block(format: Format) -> &'static [u8] {
+    match format {
+        Format::Shell => SHELL_FOREIGN,
+        Format::Markdown => {
+            b"<!-- BEGIN ANSIBLE MANAGED BLOCK -->\nansible\n<!-- END ANSIBLE MANAGED BLOCK -->\n"
+        }
+        _ => ENV_FOREIGN,
+    }
 }
 
 /// A generated file and the regions it really holds.
@@ -158,11 +231,7 @@ fn file(format: Format) -> impl Strategy<Value = File> {
                 .collect();
             let mut regions = BTreeSet::new();
             if let Some(pos) = foreign {
-                let block = if format == Format::Shell {
-                    SHELL_FOREIGN
-                } else {
-                    ENV_FOREIGN
-                };
+                let block = foreign_block(format);
                 parts.insert(pos.min(parts.len()), lf_to(block, crlf_for(pos % 2 == 0)));
                 regions.insert(Identity::new("ANSIBLE", "BLOCK"));
             }
@@ -189,7 +258,14 @@ fn file(format: Format) -> impl Strategy<Value = File> {
 }
 
 fn any_format() -> impl Strategy<Value = Format> {
-    prop_oneof![Just(Format::Shell), Just(Format::Env)]
+    prop_oneof![
+        Just(Format::Shell),
+        Just(Format::Env),
+        Just(Format::Text(demarcate::CommentStyle::Hash)),
+        Just(Format::Markdown),
+        Just(Format::Ini),
+        Just(Format::Fish),
+    ]
 }
 
 fn identity() -> impl Strategy<Value = Identity> {
@@ -280,6 +356,7 @@ fn arbitrary_bytes() -> impl Strategy<Value = Vec<u8>> {
                 (0..CHUNKS.len()).prop_map(|i| CHUNKS[i].to_vec()),
                 (0..SHELL.len()).prop_map(|i| SHELL[i].to_vec()),
                 (0..ENV.len()).prop_map(|i| ENV[i].to_vec()),
+                (0..MARKDOWN.len()).prop_map(|i| MARKDOWN[i].to_vec()),
                 prop::collection::vec(any::<u8>(), 0..6),
             ],
             0..16,

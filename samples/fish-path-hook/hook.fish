@@ -1,0 +1,2 @@
+fish_add_path $HOME/.zylos/bin
+set -gx ZYLOS_HOME $HOME/.zylos

@@ -1,0 +1,394 @@
+//! The INI format: `*.ini`, `.gitconfig`, `.editorconfig`, `setup.cfg`, `tox.ini`,
+//! `*.desktop`.
+//!
+//! The dialect is the union of Python's `configparser` (its defaults) and git's config files,
+//! read as lines:
+//! - a section header is `[name]`, `[section "subsection"]` (git) or `[section.sub]`;
+//! - a comment is a whole line whose text starts with `#` or `;` (indentation allowed);
+//!   text after a value is part of the value (configparser's default has no inline
+//!   comments), so a marker there is no marker;
+//! - a key line is `key = value`, `key: value` or a bare `key` (a git boolean);
+//! - a *continuation* is a line indented deeper than its key line (configparser's multi-line
+//!   values), or any line after one ending in an odd number of backslashes (git). Blank and
+//!   comment lines between a key line and its continuations belong to the value: they are
+//!   inner, and a marker there is no marker (a region inserted there would end the value).
+//!
+//! Keys carry their section as context (sections of the same name share one context, since
+//! readers merge them), so a key assigned by two owners' regions in one section is reported.
+//! Git allows a key many times (`include.path`, `remote.*.fetch`): duplicates are reported
+//! only across owners. The grammar is `grammars/ini.ebnf`; the tests at the end are named
+//! after its productions.
+
+use memchr::memchr;
+use nom::{
+    IResult, Parser,
+    bytes::complete::{take_till1, take_while},
+};
+use rustc_hash::FxHashMap;
+
+use crate::lex::{Comment, Key, Lexed, Span};
+
+use super::{KeyPolicy, Lexer, Syntax};
+
+/// The INI format.
+pub(crate) struct Ini;
+
+impl Lexer for Ini {
+    fn name(&self) -> &'static str {
+        "ini"
+    }
+    fn lex(&self, src: &[u8]) -> Lexed {
+        lex(src)
+    }
+    fn key_policy(&self) -> KeyPolicy {
+        KeyPolicy::AcrossOwners
+    }
+}
+
+impl Syntax for Ini {}
+
+/// What the parsers here return; errors carry nothing.
+type Res<'a, O> = IResult<&'a [u8], O, ()>;
+
+/// `indent`: spaces and tabs.
+fn indent(input: &[u8]) -> Res<'_, &[u8]> {
+    take_while(|c| c == b' ' || c == b'\t').parse(input)
+}
+
+/// `key`: the bytes before `=` or `:` (or the whole line), trailing blanks excluded.
+fn key(input: &[u8]) -> Res<'_, &[u8]> {
+    let (rest, k) = take_till1(|c| c == b'=' || c == b':').parse(input)?;
+    let n = k.len()
+        - k.iter()
+            .rev()
+            .take_while(|c| **c == b' ' || **c == b'\t')
+            .count();
+    Ok((rest, &k[..n]))
+}
+
+/// `section_header`: the name between `[` and the last `]`, if the line is one.
+fn section_name(text: &[u8]) -> Option<&[u8]> {
+    let inner = text.strip_prefix(b"[")?;
+    let close = inner.iter().rposition(|c| *c == b']')?;
+    // Only blanks or a comment may follow the `]`.
+    let after = &inner[close + 1..];
+    let after_ok = after
+        .iter()
+        .position(|c| *c != b' ' && *c != b'\t')
+        .is_none_or(|p| after[p] == b'#' || after[p] == b';');
+    after_ok.then(|| trim(&inner[..close]))
+}
+
+fn trim(b: &[u8]) -> &[u8] {
+    let s = b
+        .iter()
+        .position(|c| *c != b' ' && *c != b'\t')
+        .unwrap_or(b.len());
+    let e = b
+        .iter()
+        .rposition(|c| *c != b' ' && *c != b'\t')
+        .map_or(s, |p| p + 1);
+    &b[s..e]
+}
+
+/// The section's identity for key contexts: git's section name is case-insensitive, its
+/// subsection (after a space or a dot) is not.
+fn section_key(name: &[u8]) -> Vec<u8> {
+    let split = name
+        .iter()
+        .position(|c| *c == b' ' || *c == b'"' || *c == b'.')
+        .unwrap_or(name.len());
+    let mut k = name[..split].to_ascii_lowercase();
+    k.extend_from_slice(&name[split..]);
+    k
+}
+
+/// True when `text` ends in an odd number of backslashes.
+fn continues(text: &[u8]) -> bool {
+    text.iter().rev().take_while(|c| **c == b'\\').count() % 2 == 1
+}
+
+/// Lexes an INI file.
+#[must_use]
+pub(crate) fn lex(src: &[u8]) -> Lexed {
+    let mut out = Lexed::default();
+    let mut sections: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
+    let mut context = 0u32;
+    // The indentation of the key line whose value may continue, and where the lines after
+    // it that are not yet known to belong to it start.
+    let mut value: Option<(usize, usize)> = None;
+    let mut backslash = false;
+    let mut start = if src.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    while start < src.len() {
+        let end = memchr(b'\n', &src[start..]).map_or(src.len(), |n| start + n);
+        let next = if end < src.len() { end + 1 } else { end };
+        let line = &src[start..end];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Ok((text, lead)) = indent(line) else {
+            start = next;
+            continue;
+        };
+        if backslash {
+            // A git continuation: this line is part of the previous value.
+            push_inner(&mut out, start, next);
+            backslash = continues(text);
+            start = next;
+            continue;
+        }
+        if text.is_empty() {
+            start = next;
+            continue;
+        }
+        if text[0] == b'#' || text[0] == b';' {
+            let t = trim(text);
+            out.comments.push(Comment {
+                text: Span::new(start + lead.len(), start + lead.len() + t.len()),
+                alone: true,
+                // Regions may hold section headers: every comment is at the top level.
+                context: 0,
+            });
+            start = next;
+            continue;
+        }
+        if let Some((key_indent, pending)) = value
+            && lead.len() > key_indent
+        {
+            // configparser: a deeper line continues the value, with the blank and comment
+            // lines before it.
+            push_inner(&mut out, pending, next);
+            value = Some((key_indent, next));
+            backslash = continues(text);
+            start = next;
+            continue;
+        }
+        if let Some(name) = section_name(text) {
+            let n = u32::try_from(sections.len() + 1).unwrap_or(u32::MAX);
+            context = *sections.entry(section_key(name)).or_insert(n);
+            value = None;
+        } else {
+            if let Ok((_, k)) = key(text)
+                && !k.is_empty()
+            {
+                let from = start + lead.len();
+                out.keys.push(Key {
+                    name: Span::new(from, from + k.len()),
+                    context,
+                });
+            }
+            value = Some((lead.len(), next));
+            backslash = continues(text);
+        }
+        start = next;
+    }
+    if backslash {
+        // A line appended here would continue the last value.
+        let last = src[..src.len().saturating_sub(1)]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |p| p + 1);
+        out.unclosed = Some(crate::lex::Unclosed {
+            start: last,
+            what: "line continuation (a value ending in a backslash)",
+        });
+    }
+    // A comment on a line inside a value is no marker.
+    let probe = Lexed {
+        inner_lines: std::mem::take(&mut out.inner_lines),
+        ..Lexed::default()
+    };
+    for c in &mut out.comments {
+        let ls = src[..c.text.start]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |p| p + 1);
+        if probe.is_inner(ls) {
+            c.alone = false;
+        }
+    }
+    out.inner_lines = probe.inner_lines;
+    out
+}
+
+/// Adds `start..end` to the inner lines, merged with the previous span when they touch.
+fn push_inner(out: &mut Lexed, start: usize, end: usize) {
+    if start >= end {
+        return;
+    }
+    match out.inner_lines.last_mut() {
+        Some(last) if start <= last.end => last.end = last.end.max(end),
+        _ => out.inner_lines.push(Span::new(start, end)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::Document;
+    use proptest::prelude::*;
+
+    /// Lexes `src`, checks the invariants, returns (comments with alone, keys with context,
+    /// inner lines).
+    #[allow(clippy::type_complexity)]
+    fn lexed(src: &str) -> (Vec<(String, bool)>, Vec<(String, u32)>, Vec<String>) {
+        let b = src.as_bytes();
+        let out = lex(b);
+        check(b, &out);
+        let s = |sp: Span| String::from_utf8_lossy(sp.of(b)).into_owned();
+        (
+            out.comments.iter().map(|c| (s(c.text), c.alone)).collect(),
+            out.keys.iter().map(|k| (s(k.name), k.context)).collect(),
+            out.inner_lines.iter().map(|l| s(*l)).collect(),
+        )
+    }
+
+    fn check(src: &[u8], out: &Lexed) {
+        let mut last = 0;
+        for c in &out.comments {
+            assert!(c.text.start >= last && c.text.end <= src.len() && c.text.start < c.text.end);
+            last = c.text.end;
+            assert!(matches!(src[c.text.start], b'#' | b';'));
+            assert!(!c.text.of(src).contains(&b'\n'));
+        }
+        let mut prev = None;
+        for s in &out.inner_lines {
+            assert!(s.start < s.end && s.end <= src.len());
+            assert!(s.start == 0 || src[s.start - 1] == b'\n');
+            assert!(s.end == src.len() || src[s.end - 1] == b'\n');
+            if let Some(p) = prev {
+                assert!(s.start > p);
+            }
+            prev = Some(s.end);
+        }
+        for k in &out.keys {
+            assert!(k.name.start < k.name.end && k.name.end <= src.len());
+        }
+        if let Some(u) = out.unclosed {
+            assert!(u.start <= src.len());
+        }
+    }
+
+    fn regions(src: &str) -> Vec<String> {
+        Document::parse(src.as_bytes(), &Ini)
+            .regions
+            .iter()
+            .map(|r| r.id.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn production_file_empty() {
+        assert_eq!(lex(b""), Lexed::default());
+    }
+
+    #[test]
+    fn production_comment_both_prefixes_indented() {
+        let (c, _, _) = lexed("# a\n; b\n  ;; c  \n\t# d\r\n");
+        assert_eq!(
+            c,
+            [("# a", true), ("; b", true), (";; c", true), ("# d", true)]
+                .map(|(t, a)| (t.to_owned(), a))
+        );
+        assert_eq!(
+            regions("; BEGIN Z MANAGED a\nk = 1\n# END Z MANAGED a\n"),
+            ["Z MANAGED a"]
+        );
+    }
+
+    #[test]
+    fn production_section_header() {
+        let (_, k, _) = lexed("[a]\nx = 1\n[b]\nx = 2\n[A]\ny = 3\n[core] # c\nz\n");
+        assert_eq!(
+            k,
+            [("x", 1), ("x", 2), ("y", 1), ("z", 3)].map(|(t, c)| (t.to_owned(), c))
+        );
+    }
+
+    #[test]
+    fn production_section_header_git_subsection() {
+        let (_, k, _) = lexed(
+            "[remote \"origin\"]\nurl = a\n[remote \"Origin\"]\nurl = b\n[Remote \"origin\"]\nfetch = c\n",
+        );
+        assert_eq!(
+            k,
+            [("url", 1), ("url", 2), ("fetch", 1)].map(|(t, c)| (t.to_owned(), c))
+        );
+    }
+
+    #[test]
+    fn production_key_line_forms() {
+        let (_, k, _) = lexed("[s]\na=1\nb : 2\nc = x # not a comment\nbare\n");
+        let names: Vec<&str> = k.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c", "bare"]);
+    }
+
+    #[test]
+    fn production_value_text_after_value_is_not_a_comment() {
+        let (c, _, _) = lexed("[s]\nk = v # BEGIN Z MANAGED a\n");
+        assert!(c.is_empty());
+    }
+
+    #[test]
+    fn production_continuation_indented() {
+        let src =
+            "[s]\nk = a\n    b\n\n    # BEGIN Z MANAGED a\n    c\nnext = 1\n# END Z MANAGED a\n";
+        let (c, k, inner) = lexed(src);
+        assert_eq!(inner, ["    b\n\n    # BEGIN Z MANAGED a\n    c\n"]);
+        assert_eq!(
+            c,
+            [
+                ("# BEGIN Z MANAGED a".to_owned(), false),
+                ("# END Z MANAGED a".to_owned(), true)
+            ]
+        );
+        assert_eq!(k.len(), 2);
+        // A comment after the value, before any continuation, stays alone.
+        let (c, _, inner) = lexed("[s]\nk = a\n# BEGIN Z MANAGED a\nj = 1\n");
+        assert!(c[0].1 && inner.is_empty());
+    }
+
+    #[test]
+    fn production_continuation_same_indent_is_a_key() {
+        let (_, k, inner) = lexed("[user]\n\tname = a\n\temail = b\n");
+        assert_eq!(k.len(), 2);
+        assert!(inner.is_empty());
+    }
+
+    #[test]
+    fn production_continuation_backslash() {
+        let (c, _, inner) = lexed("[alias]\n\tl = log \\\n# BEGIN Z MANAGED a\nk = 1\n");
+        assert_eq!(inner, ["# BEGIN Z MANAGED a\n"]);
+        assert!(c.is_empty());
+        // An even number of backslashes continues nothing.
+        let (_, _, inner) = lexed("[s]\np = a\\\\\nq = 1\n");
+        assert!(inner.is_empty());
+        // At the end of the file, the continuation is open.
+        assert!(lex(b"[s]\np = a \\\n").unclosed.is_some());
+        assert!(lex(b"[s]\np = a \\\\\n").unclosed.is_none());
+    }
+
+    #[test]
+    fn wrong_opener_is_not_reported_for_semicolon_comments() {
+        let doc = Document::parse(b"; BEGIN Z MANAGED a\nk = 1\n; END Z MANAGED a\n", &Ini);
+        assert!(doc.problems.is_empty(), "{:?}", doc.problems);
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics(src in proptest::collection::vec(any::<u8>(), 0..300)) {
+            check(&src, &lex(&src));
+        }
+
+        #[test]
+        fn never_panics_on_ini(parts in proptest::collection::vec(proptest::sample::select(&[
+            "[s]", "[a \"b\"]", "k = v", "k", "\\", "\n", "\r\n", "    ", "\t", "# BEGIN Z MANAGED a",
+            "; c", "=", ":", "]", "[",
+        ][..]), 0..40)) {
+            let src = parts.concat();
+            check(src.as_bytes(), &lex(src.as_bytes()));
+        }
+    }
+}

@@ -1,1 +1,0 @@
-set -x PATH $HOME/bin $PATH
