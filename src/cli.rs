@@ -10,9 +10,9 @@ use std::sync::Mutex;
 use clap::builder::PossibleValuesParser;
 use clap::{Args, CommandFactory as _, Parser, Subcommand, ValueEnum};
 use demarcate::{
-    At, Desired, DetectError, EditOptions, Error, Event, FileOutcome, FileReport, Foreign, Format,
-    Identity, OnDrift, Op, PlanError, Problem, ProblemKind, ProblemReport, Report, Reporter, State,
-    Warning, Work,
+    At, CommentStyle, Desired, DetectError, EditOptions, Error, Event, FileOutcome, FileReport,
+    Foreign, Format, Identity, OnDrift, Op, PlanError, Problem, ProblemKind, ProblemReport, Report,
+    Reporter, State, Warning, Work,
 };
 
 /// Manage regions between marker comments inside files people also edit by hand.
@@ -209,6 +209,10 @@ struct ReadArgs {
     /// The file format; `auto` detects it from the name, then the shebang.
     #[arg(long, default_value = "auto", value_parser = format_names())]
     format: String,
+    /// The comment of a text file's markers: `#`, `;`, `//`, `--`, `%`, `!`, `"`, `REM`, or a
+    /// pair `'<!-- -->'`, `'/* */'` (implies --format text).
+    #[arg(long, value_name = "PREFIX")]
+    comment: Option<String>,
     /// A foreign block's literal BEGIN line (e.g. `# >>> conda initialize >>>`).
     #[arg(long, value_name = "TEXT", requires = "marker_end")]
     marker_begin: Option<String>,
@@ -851,6 +855,27 @@ fn config(parts: &Parts<'_>) -> Result<EditOptions, String> {
                 )
             })?),
         };
+        if let Some(c) = &r.comment {
+            let style = CommentStyle::from_spelling(c).ok_or_else(|| {
+                format!(
+                    "--comment {c}: unknown comment; use one of {}",
+                    CommentStyle::ALL
+                        .iter()
+                        .map(|s| format!("`{}`", s.spelling()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?;
+            opts.format = match opts.format {
+                None | Some(Format::Text(_)) => Some(Format::text(style)),
+                Some(other) => {
+                    return Err(format!(
+                        "--comment is for text files; the format here is {}",
+                        other.name()
+                    ));
+                }
+            };
+        }
         opts.plan.foreign = match (&r.marker_begin, &r.marker_end) {
             (Some(b), Some(e)) if !b.trim().is_empty() && b.trim() != e.trim() => Some(Foreign {
                 begin: b.trim().to_owned(),

@@ -220,3 +220,80 @@ fn dry_run_json_is_one_report_with_the_diff_inside() {
     );
     assert!(!stdout(&o).contains('\u{1b}'));
 }
+
+#[test]
+fn comment_chooses_the_text_format_and_its_marker_style() {
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::write(dir.path().join("app.sql"), "select 1;\n").expect("write");
+    let args = [
+        "set",
+        "app.sql",
+        "--comment=--",
+        "--owner",
+        "Z",
+        "--name",
+        "v",
+        "--content",
+        "create view v;",
+    ];
+    let o = run(dir.path(), &args);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.path().join("app.sql")).expect("read");
+    assert!(text.contains("\n-- BEGIN Z MANAGED v hash="), "{text}");
+    assert!(
+        text.ends_with("create view v;\n-- END Z MANAGED v\n"),
+        "{text}"
+    );
+    let o = run(dir.path(), &["list", "app.sql", "--comment=--"]);
+    assert!(
+        stdout(&o).contains("Z MANAGED v\tpristine"),
+        "{}",
+        stdout(&o)
+    );
+    std::fs::write(dir.path().join("page.html"), "<p>hi</p>\n").expect("write");
+    let o = run(
+        dir.path(),
+        &[
+            "set",
+            "page.html",
+            "--comment",
+            "/* */",
+            "--name",
+            "x",
+            "--content",
+            "y",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = run(
+        dir.path(),
+        &[
+            "set",
+            "app.sql",
+            "--format",
+            "shell",
+            "--comment",
+            ";",
+            "--name",
+            "x",
+            "--content",
+            "y",
+        ],
+    );
+    assert_eq!(code(&o), 2);
+    let o = run(
+        dir.path(),
+        &[
+            "set",
+            "app.sql",
+            "--comment",
+            "@@",
+            "--name",
+            "x",
+            "--content",
+            "y",
+        ],
+    );
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("unknown comment"), "{}", stderr(&o));
+}
