@@ -674,9 +674,13 @@ fn pair(
         ));
     }
     // Two complete regions with one identity: the second is a duplicate.
+    // The first region of each identity, by a map: comparing each region with all before it
+    // was quadratic in the number of regions.
+    let mut firsts: std::collections::HashMap<&Identity, usize> =
+        std::collections::HashMap::with_capacity(regions.len());
     let mut dup_idx = Vec::new();
     for (i, r) in regions.iter().enumerate() {
-        if let Some(first) = regions[..i].iter().find(|f| f.id == r.id) {
+        if let Some(first) = firsts.get(&r.id).and_then(|&f| regions.get(f)) {
             problems.push(Problem::new(
                 ProblemKind::DuplicateRegion,
                 r.begin.line_no,
@@ -688,6 +692,8 @@ fn pair(
                 ),
             ));
             dup_idx.push(i);
+        } else {
+            firsts.insert(&r.id, i);
         }
     }
     let crosses: Vec<usize> = regions
