@@ -398,15 +398,19 @@ impl<'a> Document<'a> {
         let wanted = |in_region: &mut dyn FnMut(usize) -> Option<usize>, k: &crate::lex::Key| {
             policy == KeyPolicy::AnyDuplicate || in_region(k.name.start).is_some()
         };
-        // Equal hashes are grouped by a counting sort on the hash's top bits into buckets of
-        // about four keys, then a small sort per bucket: cheaper than sorting millions of
-        // pairs, and 8 bytes per key (the low half of the hash and the index); a collision of
-        // those bits is resolved by comparing names below.
+        // Equal hashes are grouped by a counting sort on the hash's top bits (at most 2^14
+        // buckets, so the counters stay in cache), then a sort of each bucket (a few hundred
+        // keys, in cache): cheaper than sorting millions of pairs, and 8 bytes per key (the
+        // low half of the hash and the index); a collision of those bits is resolved by
+        // comparing names below.
         let count = {
             let mut in_region = region_cursor();
             keys.iter().filter(|k| wanted(&mut in_region, k)).count()
         };
-        let bits = (count / 4).max(1).next_power_of_two().trailing_zeros();
+        let bits = (count / 256)
+            .clamp(1, 1 << 14)
+            .next_power_of_two()
+            .trailing_zeros();
         let bucket = |h: u64| {
             if bits == 0 {
                 0

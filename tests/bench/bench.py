@@ -37,8 +37,13 @@ def timed(argv, runs, stdin=None, cwd=None, ok=(0, 1)):
     return timed_cpu(argv, runs, stdin, cwd, ok)[:2]
 
 
-def timed_cpu(argv, runs, stdin=None, cwd=None, ok=(0, 1)):
-    """As timed, plus the median CPU time (user + system) of the runs."""
+class TimedOut(Exception):
+    pass
+
+
+def timed_cpu(argv, runs, stdin=None, cwd=None, ok=(0, 1), limit=None):
+    """As timed, plus the median CPU time (user + system) of the runs. With `limit`
+    (seconds), a run still going after it is killed and TimedOut raised."""
     times, cpus = [], []
     for _ in range(runs):
         # Output goes to a file, not /dev/null: GNU grep stops at the first match when its
@@ -46,7 +51,7 @@ def timed_cpu(argv, runs, stdin=None, cwd=None, ok=(0, 1)):
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             t0 = time.perf_counter()
             p = subprocess.Popen(argv, stdout=out, stderr=err, cwd=cwd, stdin=stdin)
-            _, status, usage = os.wait4(p.pid, 0)
+            status, usage = wait(p, t0, limit)
             times.append(time.perf_counter() - t0)
             cpus.append(usage.ru_utime + usage.ru_stime)
             code = os.waitstatus_to_exitcode(status)
@@ -55,6 +60,21 @@ def timed_cpu(argv, runs, stdin=None, cwd=None, ok=(0, 1)):
                 err.seek(0)
                 raise RuntimeError(f"exit {code}: {err.read().decode(errors='replace')[:200]}")
     return statistics.median(times), peak_rss(argv, cwd), statistics.median(cpus)
+
+
+def wait(p, t0, limit):
+    if limit is None:
+        _, status, usage = os.wait4(p.pid, 0)
+        return status, usage
+    while True:
+        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            return status, usage
+        if time.perf_counter() - t0 > limit:
+            p.kill()
+            os.wait4(p.pid, 0)
+            raise TimedOut()
+        time.sleep(0.01)
 
 
 def peak_rss(argv, cwd=None):
@@ -354,23 +374,32 @@ def big_file_rows(bin_, tmp, fmt, gen, name, size, runs, only):
     return out
 
 
-def crafted_rows(bin_, tmp, what, fmt, gen, name, size):
-    """check on a crafted file: seconds and peak memory against the file size."""
+def crafted_rows(bin_, tmp, what, fmt, gen, name, size, limit=60):
+    """list and check on a crafted file: seconds and peak memory against the file size; a
+    run longer than `limit` seconds is stopped and reported as such."""
     path = os.path.join(tmp, name)
     with open(path, "wb") as f:
         f.write(gen(size))
     n = os.path.getsize(path)
     t_cat, _ = timed(["cat", path], 3)
-    try:
-        # check exits 1 when it reports problems, as it does for most of these files.
-        t, peak, c = timed_cpu([bin_, "check", path, "--format", fmt, "-q"], 1, ok=(0, 1, 2))
-    except RuntimeError as e:
-        return [row(f"check, {n/1e6:.0f} MB crafted: {what}", "failed", str(e)[:60])]
-    finally:
-        os.unlink(path)
-    return [row(f"check, {n/1e6:.0f} MB crafted: {what}", f"{t:.2f} s (cpu {c:.2f} s)",
-                f"cat: {t_cat*1000:.0f} ms", f"peak {peak/n:.2f}x file",
-                "a few seconds; <= 4x")]
+    out = []
+    for cmd in ("list", "check"):
+        label = f"{cmd}, {n/1e6:.0f} MB crafted: {what}"
+        try:
+            # check exits 1 when it reports problems, as it does for most of these files.
+            t, peak, c = timed_cpu([bin_, cmd, path, "--format", fmt, "-q"], 1, ok=(0, 1),
+                                   limit=limit)
+        except TimedOut:
+            out.append(row(label, f"> {limit} s (stopped)", f"cat: {t_cat*1000:.0f} ms", "",
+                           "a few seconds; <= 4x"))
+            continue
+        except RuntimeError as e:
+            out.append(row(label, "failed", str(e)[:60]))
+            continue
+        out.append(row(label, f"{t:.2f} s (cpu {c:.2f} s)", f"cat: {t_cat*1000:.0f} ms",
+                       f"peak {peak/n:.2f}x file", "a few seconds; <= 4x"))
+    os.unlink(path)
+    return out
 
 
 def body_for(fmt):
