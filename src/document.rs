@@ -135,7 +135,7 @@ impl Foreign {
 
 /// A cheap exact gate before [`marker::parse`] and [`marker::near_miss`], which most
 /// comments fail: both need a first word (after the opener) that is a keyword or close to
-/// one (at most 7 bytes, or starting with `BEGIN`/`END` in any case), and a word that is or
+/// one (at most 7 characters, or starting with `BEGIN`/`END` in any case), and a word that is or
 /// is close to `MANAGED` (which keeps one of its three-letter pieces). False means neither
 /// can match; a property test checks it against both.
 fn may_be_marker(text: &[u8]) -> bool {
@@ -155,7 +155,10 @@ fn may_be_marker(text: &[u8]) -> bool {
         .position(|&b| b == b' ' || b == b'\t')
         .map_or(body, |n| &body[..n]);
     let starts = |kw: &[u8]| first.len() >= kw.len() && first[..kw.len()].eq_ignore_ascii_case(kw);
-    if first.len() > 7 && !starts(b"begin") && !starts(b"end") {
+    // Characters, as the edit distance counts them: at least the bytes that do not continue
+    // a UTF-8 sequence.
+    let chars = first.iter().filter(|&&b| b & 0xc0 != 0x80).count();
+    if chars > 7 && !starts(b"begin") && !starts(b"end") {
         return false;
     }
     body.windows(3).any(|w| {
@@ -837,6 +840,7 @@ mod tests {
         assert!(may_be_marker(b"# BEGIN ZYLOS MANAGED x"));
         assert!(may_be_marker(b"/* END MANAGED */"));
         assert!(may_be_marker(b"# BEGN ZYLOS MANGED x"));
+        assert!(may_be_marker("#éBEGGIN MANAGED".as_bytes()));
         assert!(!may_be_marker(b"# a comment line with some text"));
         assert!(!may_be_marker(b"# trailing comment"));
         assert!(!may_be_marker(b"#!/bin/sh"));
