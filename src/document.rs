@@ -156,6 +156,33 @@ impl Foreign {
     }
 }
 
+/// A cheap exact gate before [`marker::parse`] and [`marker::near_miss`], which most
+/// comments fail: both need a first word (after the opener) that is a keyword or close to
+/// one (at most 7 characters, or starting with `BEGIN`/`END` in any case), and a word that is or
+/// is close to `MANAGED` (which keeps one of its three-letter pieces). False means neither
+/// can match; a property test checks it against both.
+fn may_be_marker(text: &[u8]) -> bool {
+    let Some(body) = marker::strip_opener(text.trim_ascii()) else {
+        return false;
+    };
+    let body = body.trim_ascii_start();
+    let first = body
+        .iter()
+        .position(|&b| b == b' ' || b == b'\t')
+        .map_or(body, |n| &body[..n]);
+    let starts = |kw: &[u8]| first.len() >= kw.len() && first[..kw.len()].eq_ignore_ascii_case(kw);
+    // Characters, as the edit distance counts them: at least the bytes that do not continue
+    // a UTF-8 sequence.
+    let chars = first.iter().filter(|&&b| b & 0xc0 != 0x80).count();
+    if chars > 7 && !starts(b"begin") && !starts(b"end") {
+        return false;
+    }
+    body.windows(3).any(|w| {
+        let w = [w[0] | 0x20, w[1] | 0x20, w[2] | 0x20];
+        matches!(&w, b"man" | b"ana" | b"nag" | b"age" | b"ged")
+    })
+}
+
 /// Start of the line holding `offset`, after a BOM: a marker line on the first line of a
 /// file with a BOM starts after it, so that rewriting or removing the region keeps the BOM.
 fn marker_line_start(src: &[u8], offset: usize) -> usize {
@@ -199,6 +226,9 @@ impl<'a> Document<'a> {
         let mut near_misses = Vec::new();
         for c in &lexed.comments {
             let text = c.text.of(src);
+            if foreign.is_none() && !may_be_marker(text) {
+                continue;
+            }
             let parsed = foreign
                 .filter(|_| c.alone)
                 .and_then(|f| f.marker(text))
@@ -292,77 +322,148 @@ impl<'a> Document<'a> {
         use std::hash::{BuildHasher as _, Hash as _, Hasher as _};
         let keys = &self.lexed.keys;
         let src = self.src;
-        // Sort (hash, index) pairs instead of filling a map: a third of the memory on files
-        // with millions of keys, and fewer cache misses.
-        let build = rustc_hash::FxBuildHasher;
-        let in_region = |at: usize| {
-            let i = self.regions.partition_point(|r| r.body.end <= at);
-            self.regions.get(i).is_some_and(|r| r.body.start <= at)
+        let regions = &self.regions;
+        // The region whose body holds `at`, with a cursor: keys come mostly in file order.
+        let region_cursor = || {
+            let mut cur = 0usize;
+            move |at: usize| {
+                if cur > 0 && regions.get(cur - 1).is_some_and(|r| r.body.end > at) {
+                    cur = regions.partition_point(|r| r.body.end <= at);
+                }
+                while regions.get(cur).is_some_and(|r| r.body.end <= at) {
+                    cur += 1;
+                }
+                regions.get(cur).filter(|r| r.body.start <= at).map(|_| cur)
+            }
         };
-        let mut order: Vec<(u64, u32)> = keys
-            .iter()
-            .enumerate()
-            // Across owners, only keys inside regions can be reported.
-            .filter(|(_, k)| policy == KeyPolicy::AnyDuplicate || in_region(k.name.start))
-            .map(|(i, k)| {
-                let mut h = build.build_hasher();
-                k.name.of(src).hash(&mut h);
-                k.context.hash(&mut h);
-                (h.finish(), u32::try_from(i).unwrap_or(u32::MAX))
-            })
-            .collect();
-        order.sort_unstable();
-        let region_of = |at: usize| {
-            let i = self.regions.partition_point(|r| r.body.end <= at);
-            self.regions
-                .get(i)
-                .filter(|r| r.body.start <= at)
-                .map(|_| i)
+        // Across owners, only keys inside regions can be reported.
+        if policy == KeyPolicy::AcrossOwners && regions.is_empty() {
+            return;
+        }
+        let hash_of = |k: &crate::lex::Key| {
+            let mut h = rustc_hash::FxBuildHasher.build_hasher();
+            k.name.of(src).hash(&mut h);
+            k.context.hash(&mut h);
+            h.finish()
         };
+        let wanted = |in_region: &mut dyn FnMut(usize) -> Option<usize>, k: &crate::lex::Key| {
+            policy == KeyPolicy::AnyDuplicate || in_region(k.name.start).is_some()
+        };
+        // Equal hashes are grouped by a counting sort on the hash's top bits (at most 2^14
+        // buckets, so the counters stay in cache), then a sort of each bucket (a few hundred
+        // keys, in cache): cheaper than sorting millions of pairs, and 8 bytes per key (the
+        // low half of the hash and the index); a collision of those bits is resolved by
+        // comparing names below.
+        let count = {
+            let mut in_region = region_cursor();
+            keys.iter().filter(|k| wanted(&mut in_region, k)).count()
+        };
+        let bits = (count / 256)
+            .clamp(1, 1 << 14)
+            .next_power_of_two()
+            .trailing_zeros();
+        let bucket = |h: u64| {
+            if bits == 0 {
+                0
+            } else {
+                usize::try_from(h >> (64 - bits)).unwrap_or(0)
+            }
+        };
+        let mut starts = vec![0u32; (1usize << bits) + 1];
+        {
+            let mut in_region = region_cursor();
+            for k in keys.iter().filter(|k| wanted(&mut in_region, k)) {
+                starts[bucket(hash_of(k)) + 1] += 1;
+            }
+        }
+        for b in 1..starts.len() {
+            starts[b] += starts[b - 1];
+        }
+        let mut next = starts.clone();
+        let mut order = vec![(0u32, 0u32); count];
+        {
+            let mut in_region = region_cursor();
+            for (i, k) in keys.iter().enumerate() {
+                if !wanted(&mut in_region, k) {
+                    continue;
+                }
+                let h = hash_of(k);
+                let slot = &mut next[bucket(h)];
+                if let Some(o) = order.get_mut(*slot as usize) {
+                    // Truncation intended: the low half of the hash.
+                    #[allow(clippy::cast_possible_truncation)]
+                    let low = h as u32;
+                    *o = (low, u32::try_from(i).unwrap_or(u32::MAX));
+                }
+                *slot += 1;
+            }
+        }
+        drop(next);
+        let mut region_of = region_cursor();
         let mut found = Vec::new();
-        for run in order.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
-            // Within one hash, group the keys that really are equal (collisions are not).
-            let mut rest: Vec<usize> = run.iter().map(|&(_, i)| i as usize).collect();
-            while let Some(&first) = rest.first() {
-                let same = |i: &usize| {
-                    keys[*i].name.of(src) == keys[first].name.of(src)
-                        && keys[*i].context == keys[first].context
-                };
-                let (group, others): (Vec<usize>, Vec<usize>) = rest.iter().partition(|i| same(i));
-                rest = others;
-                let first_at = keys[first].name.start;
-                let first_region = region_of(first_at);
-                for &i in &group[1..] {
-                    let at = keys[i].name.start;
-                    let report = match policy {
-                        KeyPolicy::AnyDuplicate => true,
-                        KeyPolicy::AcrossOwners => match (first_region, region_of(at)) {
-                            (Some(a), Some(b)) => {
-                                self.regions[a].id.owner != self.regions[b].id.owner
-                            }
-                            _ => false,
-                        },
+        for b in 0..starts.len() - 1 {
+            let Some(run) = order.get_mut(starts[b] as usize..starts[b + 1] as usize) else {
+                continue;
+            };
+            if run.len() < 2 {
+                continue;
+            }
+            run.sort_unstable();
+            for run in run.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
+                // Within one hash, group the keys that really are equal (collisions are not).
+                let mut rest: Vec<usize> = run.iter().map(|&(_, i)| i as usize).collect();
+                while let Some(&first) = rest.first() {
+                    let same = |i: &usize| {
+                        keys[*i].name.of(src) == keys[first].name.of(src)
+                            && keys[*i].context == keys[first].context
                     };
-                    if report {
-                        found.push((at, first_at, keys[i].name.of(src)));
+                    let (group, others): (Vec<usize>, Vec<usize>) =
+                        rest.iter().partition(|i| same(i));
+                    rest = others;
+                    let first_at = keys[first].name.start;
+                    let first_region = region_of(first_at);
+                    for &i in &group[1..] {
+                        let at = keys[i].name.start;
+                        let report = match policy {
+                            KeyPolicy::AnyDuplicate => true,
+                            KeyPolicy::AcrossOwners => match (first_region, region_of(at)) {
+                                (Some(a), Some(b)) => regions[a].id.owner != regions[b].id.owner,
+                                _ => false,
+                            },
+                        };
+                        if report {
+                            found.push((at, first_at, keys[i].name));
+                        }
                     }
                 }
             }
         }
-        // Line numbers only for what is reported, in file order.
+        drop(order);
+        // Line numbers only for what is reported, each found by one pass in file order
+        // (counting from the start for each would be quadratic in the duplicates).
+        let mut firsts: Vec<usize> = found.iter().map(|f| f.1).collect();
+        firsts.sort_unstable();
+        firsts.dedup();
+        let mut lines = LineCounter::new(src);
+        let first_lines: Vec<usize> = firsts.iter().map(|&f| lines.line_of(f)).collect();
         found.sort_unstable_by_key(|f| f.0);
         let mut lines = LineCounter::new(src);
         for (at, first, name) in found {
-            let first_line = crate::lines::line_of(src, first);
-            let col = at - line_start(src, at) + 1;
+            let first_line = firsts
+                .binary_search(&first)
+                .ok()
+                .and_then(|i| first_lines.get(i))
+                .copied()
+                .unwrap_or(1);
+            let (line, col) = lines.line_col(at);
             self.problems.push(
                 Problem::new(
                     ProblemKind::DuplicateKey,
-                    lines.line_of(at),
+                    line,
                     col,
                     format!(
                         "`{}` is also assigned on line {first_line}",
-                        String::from_utf8_lossy(name)
+                        String::from_utf8_lossy(name.of(src))
                     ),
                 )
                 .help("readers disagree on which value wins: keep one of them"),
@@ -539,9 +640,13 @@ fn pair(
         );
     }
     // Two complete regions with one identity: the second is a duplicate.
+    // The first region of each identity, by a map: comparing each region with all before it
+    // was quadratic in the number of regions.
+    let mut firsts: std::collections::HashMap<&Identity, usize> =
+        std::collections::HashMap::with_capacity(regions.len());
     let mut dup_idx = Vec::new();
     for (i, r) in regions.iter().enumerate() {
-        if let Some(first) = regions[..i].iter().find(|f| f.id == r.id) {
+        if let Some(first) = firsts.get(&r.id).and_then(|&f| regions.get(f)) {
             problems.push(
                 Problem::new(
                     ProblemKind::DuplicateRegion,
@@ -555,6 +660,8 @@ fn pair(
                 .help("delete one copy, markers included"),
             );
             dup_idx.push(i);
+        } else {
+            firsts.insert(&r.id, i);
         }
     }
     let crosses: Vec<usize> = regions
@@ -617,5 +724,118 @@ fn region(
         end,
         body,
         state,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{Document, may_be_marker};
+    use crate::format::Format;
+    use crate::marker;
+    use crate::problem::ProblemKind;
+
+    const WORDS: &[&str] = &[
+        "#",
+        "##",
+        "//",
+        "/*",
+        "*/",
+        " ",
+        "\t",
+        "  ",
+        "\r",
+        "\u{c}",
+        "BEGIN",
+        "begin",
+        "BEGN",
+        "BEGGIN",
+        "EGIN",
+        "Begins",
+        "BEGINZYLOS",
+        "END",
+        "end",
+        "ENDD",
+        "ND",
+        "EN",
+        "MANAGED",
+        "managed",
+        "MANGED",
+        "MNAAGED",
+        "MANAGE",
+        "ZYLOSMANAGED",
+        "MANAGEDx",
+        "ZYLOS",
+        "x",
+        "hash=ab",
+        "--",
+        "note",
+        "a",
+        "comment",
+        "trailing",
+        "é",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn gate_never_hides_a_marker_or_near_miss(parts in proptest::collection::vec(
+            proptest::sample::select(WORDS), 0..10
+        )) {
+            let text = parts.concat();
+            let t = text.as_bytes();
+            if !may_be_marker(t) {
+                prop_assert!(marker::parse(t).is_none(), "{text:?}");
+                prop_assert!(marker::near_miss(t).is_none(), "{text:?}");
+            }
+        }
+
+        #[test]
+        fn gate_never_hides_on_bytes(t in proptest::collection::vec(any::<u8>(), 0..40)) {
+            if !may_be_marker(&t) {
+                prop_assert!(marker::parse(&t).is_none());
+                prop_assert!(marker::near_miss(&t).is_none());
+            }
+        }
+    }
+
+    #[test]
+    fn gate_passes_markers_and_near_misses_and_stops_plain_comments() {
+        assert!(may_be_marker(b"# BEGIN ZYLOS MANAGED x"));
+        assert!(may_be_marker(b"/* END MANAGED */"));
+        assert!(may_be_marker(b"# BEGN ZYLOS MANGED x"));
+        assert!(may_be_marker("#éBEGGIN MANAGED".as_bytes()));
+        assert!(!may_be_marker(b"# a comment line with some text"));
+        assert!(!may_be_marker(b"# trailing comment"));
+        assert!(!may_be_marker(b"#!/bin/sh"));
+    }
+
+    #[test]
+    fn duplicate_keys_among_many_are_found_with_their_lines() {
+        let mut src = String::new();
+        for i in 0..10_000 {
+            src.push_str(&format!("K{i}=1\n"));
+        }
+        src.push_str("  K77=2\nK5000=3\nK77=4\n");
+        let doc = Document::parse(src.as_bytes(), Format::Env.syntax());
+        let dups: Vec<(usize, usize, &str)> = doc
+            .problems
+            .iter()
+            .filter(|p| p.kind == ProblemKind::DuplicateKey)
+            .map(|p| (p.line, p.column, p.message.as_str()))
+            .collect();
+        assert_eq!(dups.len(), 3, "{dups:?}");
+        assert_eq!((dups[0].0, dups[0].1), (10_001, 3));
+        assert!(
+            dups[0].2.contains("`K77` is also assigned on line 78"),
+            "{}",
+            dups[0].2
+        );
+        assert_eq!((dups[1].0, dups[1].1), (10_002, 1));
+        assert!(dups[1].2.contains("on line 5001"), "{}", dups[1].2);
+        assert_eq!((dups[2].0, dups[2].1), (10_003, 1));
+        assert!(dups[2].2.contains("on line 78"), "{}", dups[2].2);
     }
 }

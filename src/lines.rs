@@ -47,7 +47,10 @@ pub(crate) fn column_of(src: &[u8], offset: usize) -> usize {
 #[must_use]
 pub fn eol_of(src: &[u8]) -> &'static str {
     let lf = memchr::memchr_iter(b'\n', src).count();
-    let crlf = memchr::memmem::find_iter(src, b"\r\n").count();
+    // Most files have no `\r` at all: a byte search skips them faster than a pair search.
+    let crlf = memchr::memchr_iter(b'\r', src)
+        .filter(|&i| src.get(i + 1) == Some(&b'\n'))
+        .count();
     let first_crlf = matches!(memchr::memchr(b'\n', src), Some(i) if i > 0 && src[i - 1] == b'\r');
     if crlf * 2 > lf || (crlf * 2 == lf && first_crlf) {
         "\r\n"
@@ -79,6 +82,8 @@ pub(crate) struct LineCounter<'a> {
     src: &'a [u8],
     pos: usize,
     line: usize,
+    /// Start of the line holding `pos`.
+    start: usize,
 }
 
 impl<'a> LineCounter<'a> {
@@ -89,19 +94,31 @@ impl<'a> LineCounter<'a> {
             src,
             pos: 0,
             line: 1,
+            start: 0,
         }
     }
 
     /// The 1-based line of byte `offset`.
     pub(crate) fn line_of(&mut self, offset: usize) -> usize {
+        self.line_col(offset).0
+    }
+
+    /// The 1-based line and column (in bytes) of byte `offset`.
+    pub(crate) fn line_col(&mut self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.src.len());
         if offset < self.pos {
             self.pos = 0;
             self.line = 1;
+            self.start = 0;
         }
-        self.line += memchr::memchr_iter(b'\n', &self.src[self.pos..offset]).count();
+        let seg = &self.src[self.pos..offset];
+        let n = memchr::memchr_iter(b'\n', seg).count();
+        if n > 0 {
+            self.line += n;
+            self.start = self.pos + memchr::memrchr(b'\n', seg).map_or(0, |i| i + 1);
+        }
         self.pos = offset;
-        self.line
+        (self.line, offset - self.start + 1)
     }
 }
 
@@ -118,6 +135,11 @@ mod tests {
             let want = line_of(src, offset);
             assert_eq!(index.line_of(offset), want, "index at {offset}");
             assert_eq!(counter.line_of(offset), want, "counter at {offset}");
+            assert_eq!(
+                LineCounter::new(src).line_col(offset),
+                (want, column_of(src, offset)),
+                "line and column at {offset}"
+            );
         }
         assert_eq!(counter.line_of(0), 1);
         assert_eq!(line_of(src, 7), 4);

@@ -241,7 +241,7 @@ fn words(i: &[u8]) -> IResult<&[u8], Vec<&[u8]>> {
 /// with its closing `-->`, `;`, `%` or `!` (any number), `--`, `"`, or the word `REM`.
 ///
 /// Which openers a file may use is the lexer's decision: it reports only real comments.
-fn strip_opener(text: &[u8]) -> Option<&[u8]> {
+pub(crate) fn strip_opener(text: &[u8]) -> Option<&[u8]> {
     let rem_word = |i| -> IResult<&[u8], &[u8]> {
         let (r, _) = tag_no_case("rem").parse(i)?;
         match r.first() {

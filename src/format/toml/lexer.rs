@@ -9,7 +9,10 @@
 //! are still respected, and a construct left open at the end is reported in
 //! [`Lexed::unclosed`].
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::hash::{BuildHasher as _, Hash as _, Hasher as _};
+
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use nom::{
     IResult, Parser,
@@ -228,6 +231,107 @@ pub(crate) fn key_text(raw: &[u8]) -> String {
     }
 }
 
+/// The decoded name of one key segment as bytes, borrowed for a bare key.
+fn key_seg(raw: &[u8]) -> Cow<'_, [u8]> {
+    match raw.first() {
+        Some(b'"' | b'\'') => Cow::Owned(key_text(raw).into_bytes()),
+        _ => Cow::Borrowed(raw),
+    }
+}
+
+/// One step down the table tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Seg<'s> {
+    /// A key segment (decoded).
+    Key(&'s [u8]),
+    /// The element of an array of tables whose `[[...]]` header starts at this offset.
+    Elem(usize),
+    /// An inline table inside an array: a table of its own, named by its container context.
+    Inline(u32),
+}
+
+/// A stored [`Seg`]: key texts live in [`Tables::names`].
+#[derive(Clone, Copy, Debug)]
+enum Stored {
+    Key { start: usize, len: usize },
+    Elem(usize),
+    Inline(u32),
+}
+
+/// Every table of a file as a tree: a table is its parent plus one segment, so no path is
+/// ever built or cloned while lexing (nesting `n` deep costs `n` nodes, not `n²` bytes).
+/// Two keys are in one table exactly when their tables have the same id.
+struct Tables {
+    /// Parent and segment of each table; id 0 is the root table.
+    nodes: Vec<(u32, Stored)>,
+    /// The texts of key segments, one after another.
+    names: Vec<u8>,
+    /// Hash of (parent, segment) to id; a collision moves on to the next slot.
+    index: FxHashMap<u64, u32>,
+}
+
+impl Tables {
+    fn new() -> Self {
+        Self {
+            nodes: vec![(u32::MAX, Stored::Elem(0))],
+            names: Vec::new(),
+            index: FxHashMap::default(),
+        }
+    }
+
+    fn is(&self, id: u32, parent: u32, seg: Seg<'_>) -> bool {
+        let Some(&(p, stored)) = self.nodes.get(id as usize) else {
+            return false;
+        };
+        p == parent
+            && match (stored, seg) {
+                (Stored::Key { start, len }, Seg::Key(k)) => {
+                    self.names.get(start..start + len) == Some(k)
+                }
+                (Stored::Elem(a), Seg::Elem(b)) => a == b,
+                (Stored::Inline(a), Seg::Inline(b)) => a == b,
+                _ => false,
+            }
+    }
+
+    /// The id of the table `seg` below `parent`, created on first use.
+    fn child(&mut self, parent: u32, seg: Seg<'_>) -> u32 {
+        let mut h = FxBuildHasher.build_hasher();
+        parent.hash(&mut h);
+        seg.hash(&mut h);
+        let mut slot = h.finish();
+        loop {
+            match self.index.get(&slot) {
+                Some(&id) if self.is(id, parent, seg) => return id,
+                Some(_) => slot = slot.wrapping_add(0x9e37_79b9_7f4a_7c15),
+                None => break,
+            }
+        }
+        let stored = match seg {
+            Seg::Key(k) => {
+                let start = self.names.len();
+                self.names.extend_from_slice(k);
+                Stored::Key {
+                    start,
+                    len: k.len(),
+                }
+            }
+            Seg::Elem(at) => Stored::Elem(at),
+            Seg::Inline(ctx) => Stored::Inline(ctx),
+        };
+        let id = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+        self.nodes.push((parent, stored));
+        self.index.insert(slot, id);
+        id
+    }
+
+    /// The table reached from `base` through the key segments `segs` of `src`.
+    fn walk(&mut self, base: u32, src: &[u8], segs: &[Span]) -> u32 {
+        segs.iter()
+            .fold(base, |t, s| self.child(t, Seg::Key(&key_seg(s.of(src)))))
+    }
+}
+
 /// A `[table]` or `[[array.of.tables]]` header.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Header {
@@ -286,8 +390,8 @@ pub(crate) struct Scan {
 enum Frame {
     /// `[` of an array value.
     Array { ctx: u32, open: usize },
-    /// `{` of an inline table whose keys belong to the table `path`.
-    Inline { ctx: u32, open: usize, path: String },
+    /// `{` of an inline table whose keys belong to the table `table`.
+    Inline { ctx: u32, open: usize, table: u32 },
 }
 
 /// What the rest of the current top-level line finishes.
@@ -304,14 +408,22 @@ struct Lexer<'a> {
     scan: Scan,
     inner: Vec<Span>,
     frames: Vec<Frame>,
+    /// For each open container, its first line break (`usize::MAX`: none yet).
+    first_nl: Vec<usize>,
+    /// Containers below this depth know their first line break.
+    nl_floor: usize,
+    /// The last line end found: (a byte of the line, the end of its line).
+    eol: (usize, usize),
     /// Set after a value or header at the top level: the rest of the line is its tail.
     tail: Option<Pending>,
     next_ctx: u32,
-    tables: HashMap<String, u32>,
-    /// Array-of-tables paths and the line start of their latest element's header.
-    aot: HashMap<String, usize>,
+    tables: Tables,
+    /// Arrays of tables and the line start of their latest element's header.
+    aot: FxHashMap<u32, usize>,
+    /// The table of the current `[header]`.
     cur_table: u32,
-    cur_path: String,
+    /// The table an inline table inside an array value is placed under.
+    value_base: u32,
     cur_header: Option<u32>,
     segs: Vec<Span>,
 }
@@ -319,8 +431,6 @@ struct Lexer<'a> {
 /// Lexes a whole TOML file.
 #[must_use]
 pub(crate) fn scan(src: &[u8]) -> Scan {
-    let mut tables = HashMap::new();
-    tables.insert(String::new(), 0);
     let mut scan = Scan::default();
     // About one key, one statement per 40 bytes in typical files.
     scan.lexed.keys.reserve(src.len() / 40);
@@ -335,12 +445,15 @@ pub(crate) fn scan(src: &[u8]) -> Scan {
         scan,
         inner: Vec::new(),
         frames: Vec::new(),
+        first_nl: Vec::new(),
+        nl_floor: 0,
+        eol: (0, 0),
         tail: None,
         next_ctx: 1,
-        tables,
-        aot: HashMap::new(),
+        tables: Tables::new(),
+        aot: FxHashMap::default(),
         cur_table: 0,
-        cur_path: String::new(),
+        value_base: 0,
         cur_header: None,
         segs: Vec::new(),
     };
@@ -375,15 +488,6 @@ impl<'a> Lexer<'a> {
         if let Ok((r, _)) = ws(self.rest()) {
             self.advance(r);
         }
-    }
-
-    fn intern(&mut self, path: &str) -> u32 {
-        if let Some(id) = self.tables.get(path) {
-            return *id;
-        }
-        let id = u32::try_from(self.tables.len()).unwrap_or(u32::MAX);
-        self.tables.insert(path.to_owned(), id);
-        id
     }
 
     fn new_ctx(&mut self) -> u32 {
@@ -450,17 +554,45 @@ impl<'a> Lexer<'a> {
     /// offset of the construct's last byte) as inner.
     fn push_inner(&mut self, open: usize, close: usize) -> Option<Span> {
         let from = crate::document::line_end(self.src, open.min(self.src.len()));
+        self.push_inner_from(from, close)
+    }
+
+    /// As [`Lexer::push_inner`], given the start of the line after the opener's (`from`):
+    /// constructs nested on one line must not each search for their line's end again.
+    fn push_inner_from(&mut self, from: usize, close: usize) -> Option<Span> {
         if from > close {
             return None;
         }
         let to = if close >= self.src.len() {
             self.src.len()
         } else {
-            crate::document::line_end(self.src, close)
+            self.line_end(close)
         };
         let s = Span::new(from, to);
         self.inner.push(s);
         Some(s)
+    }
+
+    /// End of the line holding `at` (after its `\n`); `at` never decreases between calls,
+    /// and several closers on one line share one search.
+    fn line_end(&mut self, at: usize) -> usize {
+        let (from, end) = self.eol;
+        if from <= at && at < end {
+            return end;
+        }
+        let end = crate::document::line_end(self.src, at);
+        self.eol = (at, end);
+        end
+    }
+
+    /// Records a line break at `at` inside the open containers: each container learns where
+    /// its first line break is once, when it is the first one after its opener.
+    fn saw_newline(&mut self, at: usize) {
+        let n = self.frames.len();
+        for nl in self.first_nl.get_mut(self.nl_floor..n).unwrap_or_default() {
+            *nl = at;
+        }
+        self.nl_floor = n;
     }
 
     fn comment_here(&mut self) {
@@ -524,8 +656,14 @@ impl<'a> Lexer<'a> {
                     if !closed {
                         self.set_unclosed(start, "multi-line string");
                     }
-                    if let Some(lines) = self.push_inner(start, end.saturating_sub(1)) {
-                        self.scan.string_lines.push(lines);
+                    // Only a line break inside the string (before its last byte) makes
+                    // inner lines.
+                    let last = end.saturating_sub(1);
+                    if let Some(nl) = memchr::memchr(b'\n', &self.src[start..last.max(start)]) {
+                        self.saw_newline(start + nl);
+                        if let Some(lines) = self.push_inner_from(start + nl + 1, last) {
+                            self.scan.string_lines.push(lines);
+                        }
                     }
                 }
                 Span::new(start, end)
@@ -603,18 +741,6 @@ impl<'a> Lexer<'a> {
         Some(Span::new(start, end))
     }
 
-    /// The canonical path of `base` extended by `segs`.
-    fn extend_path(&self, base: &str, segs: &[Span]) -> String {
-        let mut p = base.to_owned();
-        for s in segs {
-            if !p.is_empty() {
-                p.push(SEP);
-            }
-            p.push_str(&key_text(s.of(self.src)));
-        }
-        p
-    }
-
     /// `std-table = "[" ws key ws "]"` / `array-table = "[[" ws key ws "]]"`
     fn table_header(&mut self) {
         let ls = self.pos;
@@ -632,26 +758,34 @@ impl<'a> Lexer<'a> {
         }
         let ls = self.line_start(ls);
         let mut path = String::new();
+        let mut node = 0;
         let n = self.segs.len();
-        for (k, s) in self.segs.iter().enumerate() {
+        for k in 0..n {
+            let Some(s) = self.segs.get(k).copied() else {
+                break;
+            };
             if k > 0 {
                 path.push(SEP);
             }
-            path.push_str(&key_text(s.of(self.src)));
+            let seg = key_seg(s.of(self.src));
+            path.push_str(&String::from_utf8_lossy(&seg));
+            node = self.tables.child(node, Seg::Key(&seg));
             if !(array && k + 1 == n)
-                && let Some(at) = self.aot.get(&path)
+                && let Some(&at) = self.aot.get(&node)
             {
                 path.push(ELEM);
                 path.push_str(&at.to_string());
+                node = self.tables.child(node, Seg::Elem(at));
             }
         }
         if array {
-            self.aot.insert(path.clone(), ls);
+            self.aot.insert(node, ls);
             path.push(ELEM);
             path.push_str(&ls.to_string());
+            node = self.tables.child(node, Seg::Elem(ls));
         }
-        self.cur_table = self.intern(&path);
-        self.cur_path.clone_from(&path);
+        self.cur_table = node;
+        self.value_base = node;
         let idx = self.scan.headers.len();
         self.cur_header = u32::try_from(idx).ok();
         self.scan.headers.push(Header {
@@ -663,27 +797,22 @@ impl<'a> Lexer<'a> {
     }
 
     /// Records the key in `self.segs` (context: `base` extended by the dotted prefix) and
-    /// returns the path of the key itself (for an inline table value).
-    fn record_key(&mut self, base_id: u32, base: &str, want_path: bool) -> String {
+    /// returns the table of the key itself when `want_table` (for an inline table value).
+    fn record_key(&mut self, base: u32, want_table: bool) -> Option<u32> {
         let n = self.segs.len();
-        let Some(last) = self.segs.last().copied() else {
-            return String::new();
-        };
-        let context = if n == 1 {
-            base_id
-        } else {
-            let p = self.extend_path(base, &self.segs[..n - 1]);
-            self.intern(&p)
-        };
+        let last = self.segs.last().copied()?;
+        let segs = std::mem::take(&mut self.segs);
+        let context = self.tables.walk(base, self.src, &segs[..n - 1]);
         self.scan.lexed.keys.push(Key {
             name: last,
             context,
         });
-        if want_path {
-            self.extend_path(base, &self.segs)
-        } else {
-            String::new()
-        }
+        let table = want_table.then(|| {
+            self.tables
+                .child(context, Seg::Key(&key_seg(last.of(self.src))))
+        });
+        self.segs = segs;
+        table
     }
 
     /// `keyval = key keyval-sep val` at the top level of a table.
@@ -705,19 +834,17 @@ impl<'a> Lexer<'a> {
         });
         self.tail = Some(Pending::Stmt(idx));
         let sep = keyval_sep(self.rest()).ok().map(|(r, _)| r);
-        let wants_path = sep.is_some_and(|r| r.first() == Some(&b'{'));
-        let base = std::mem::take(&mut self.cur_path);
-        let path = self.record_key(self.cur_table, &base, wants_path);
-        self.cur_path = base;
+        let wants_table = sep.is_some_and(|r| r.first() == Some(&b'{'));
+        let table = self.record_key(self.cur_table, wants_table);
         if let Some(r) = sep {
             self.advance(r);
-            self.value(path);
+            self.value(table);
         }
     }
 
-    /// `val = string / array / inline-table / bare-value`; `path` is the table an inline
-    /// table value would be.
-    fn value(&mut self, path: String) {
+    /// `val = string / array / inline-table / bare-value`; `table` is the table an inline
+    /// table value would be (`None` inside an array: a table of its own).
+    fn value(&mut self, table: Option<u32>) {
         match self.peek() {
             Some(b'"' | b'\'') => {
                 self.string_here();
@@ -728,21 +855,22 @@ impl<'a> Lexer<'a> {
                     ctx,
                     open: self.pos,
                 });
+                self.first_nl.push(usize::MAX);
                 self.pos += 1;
             }
             Some(b'{') => {
                 let ctx = self.new_ctx();
-                let path = if path.is_empty() {
+                let table = match table {
+                    Some(t) => t,
                     // An inline table inside an array: a table of its own.
-                    format!("{}{ELEM}i{ctx}", self.cur_path)
-                } else {
-                    path
+                    None => self.tables.child(self.value_base, Seg::Inline(ctx)),
                 };
                 self.frames.push(Frame::Inline {
                     ctx,
                     open: self.pos,
-                    path,
+                    table,
                 });
+                self.first_nl.push(usize::MAX);
                 self.pos += 1;
             }
             Some(b) if is_bare(b) || b == b'+' || b == b'.' => {
@@ -760,12 +888,11 @@ impl<'a> Lexer<'a> {
     fn close_frame(&mut self) {
         let close = self.pos;
         self.pos += 1;
-        if let Some(f) = self.frames.pop() {
-            let open = match f {
-                Frame::Array { open, .. } | Frame::Inline { open, .. } => open,
-            };
-            if memchr::memchr(b'\n', &self.src[open..close]).is_some() {
-                self.push_inner(open, close);
+        if self.frames.pop().is_some() {
+            let nl = self.first_nl.pop().unwrap_or(usize::MAX);
+            self.nl_floor = self.nl_floor.min(self.frames.len());
+            if nl < close {
+                self.push_inner_from(nl + 1, close);
             }
         }
     }
@@ -777,9 +904,14 @@ impl<'a> Lexer<'a> {
         let inline = matches!(self.frames.last(), Some(Frame::Inline { .. }));
         match b {
             b'#' => self.comment_here(),
-            b'\n' => self.pos += 1,
+            b'\n' => {
+                self.saw_newline(self.pos);
+                self.pos += 1;
+            }
             b'\r' => {
-                if !self.newline_here() {
+                if self.newline_here() {
+                    self.saw_newline(self.pos - 1);
+                } else {
                     self.pos += 1;
                 }
             }
@@ -789,7 +921,7 @@ impl<'a> Lexer<'a> {
             _ if inline => self.inline_keyval(),
             _ => {
                 let at = self.pos;
-                self.value(String::new());
+                self.value(None);
                 if self.pos == at {
                     // Not a value (`=`, `}` in an array): skip it.
                     self.pos += 1;
@@ -800,22 +932,20 @@ impl<'a> Lexer<'a> {
 
     /// `keyval` inside an inline table.
     fn inline_keyval(&mut self) {
-        let Some(Frame::Inline { path, .. }) = self.frames.last() else {
+        let Some(&Frame::Inline { table: base, .. }) = self.frames.last() else {
             return;
         };
-        let base = path.clone();
         if self.key().is_none() {
             self.junk();
             return;
         }
-        let base_id = self.intern(&base);
         let Ok((r, _)) = keyval_sep(self.rest()) else {
             return;
         };
-        let path = self.record_key(base_id, &base, r.first() == Some(&b'{'));
+        let table = self.record_key(base, r.first() == Some(&b'{'));
         self.advance(r);
-        let saved = std::mem::replace(&mut self.cur_path, base);
-        self.value(path);
-        self.cur_path = saved;
+        let saved = std::mem::replace(&mut self.value_base, base);
+        self.value(table);
+        self.value_base = saved;
     }
 }

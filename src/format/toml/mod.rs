@@ -8,6 +8,8 @@
 
 mod lexer;
 mod normalize;
+#[cfg(test)]
+mod oracle;
 mod place;
 mod validate;
 

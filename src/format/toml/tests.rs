@@ -491,3 +491,131 @@ fn toml_syntax_basics() {
     assert!(Toml.requires_utf8());
     assert!(Toml.duplicate_keys_block());
 }
+
+// ---------------------------------------------------------------- the fast lexer and its oracle
+
+/// Asserts that the lexer and the straightforward oracle agree on `src`: the same comments,
+/// inner lines, headers, statements and string lines, the same keys, and key contexts equal
+/// up to renaming (two keys share a table in one exactly when they do in the other).
+fn agrees_with_oracle(src: &[u8]) {
+    let fast = scan(src);
+    let slow = super::oracle::scan(src);
+    assert_eq!(fast.lexed.comments, slow.lexed.comments);
+    assert_eq!(fast.lexed.inner_lines, slow.lexed.inner_lines);
+    assert_eq!(fast.lexed.unclosed, slow.lexed.unclosed);
+    assert_eq!(fast.headers, slow.headers);
+    assert_eq!(fast.stmts, slow.stmts);
+    assert_eq!(fast.string_lines, slow.string_lines);
+    assert_eq!(fast.lexed.keys.len(), slow.lexed.keys.len());
+    let mut to_slow = std::collections::HashMap::new();
+    let mut to_fast = std::collections::HashMap::new();
+    for (f, s) in fast.lexed.keys.iter().zip(&slow.lexed.keys) {
+        assert_eq!(f.name, s.name);
+        assert_eq!(*to_slow.entry(f.context).or_insert(s.context), s.context);
+        assert_eq!(*to_fast.entry(s.context).or_insert(f.context), f.context);
+    }
+}
+
+const TOML_FRAGMENTS: &[&str] = &[
+    "[a]\n",
+    "[a.b]\n",
+    "[[a]]\n",
+    "[[a.c]]\n",
+    "[ \"a\" . 'b' ]\n",
+    "[[b]]\n",
+    "a = 1\n",
+    "a.b = 2\n",
+    "\"a\".b = 3\n",
+    "'b' = ",
+    "c = {",
+    "d = {e = 1, f = {",
+    "g = [{h = 1}, {h = 1}]\n",
+    "i = [",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    "=",
+    ".",
+    " ",
+    "\t",
+    "\n",
+    "\r\n",
+    "\r",
+    "# c\n",
+    "#",
+    "\"s # x\"",
+    "'l # x'",
+    "'''\nml # x\n'''",
+    "\"\"\"\nml \\\n\"\"\"",
+    "\"\"\"",
+    "'''",
+    "\"",
+    "'",
+    "\\",
+    "k",
+    "a",
+    "1979-05-27 07:32:00",
+    "\"a\\\"b\"",
+    "\"\\u00e9\"",
+    "\u{feff}",
+    "\u{e9}",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+
+    #[test]
+    fn fast_lexer_matches_oracle_on_tomlish(parts in proptest::collection::vec(
+        proptest::sample::select(TOML_FRAGMENTS), 0..80
+    )) {
+        agrees_with_oracle(parts.concat().as_bytes());
+    }
+
+    #[test]
+    fn fast_lexer_matches_oracle_on_bytes(
+        src in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)
+    ) {
+        agrees_with_oracle(&src);
+    }
+}
+
+#[test]
+fn fast_lexer_matches_oracle_on_nesting() {
+    let n = 300;
+    let src = format!("a = {}1{}\n", "{b = ".repeat(n), "}".repeat(n));
+    agrees_with_oracle(src.as_bytes());
+    let src = format!("[[t]]\nx = [{}{{k = 1}}{}]\n", "[".repeat(n), "]".repeat(n));
+    agrees_with_oracle(src.as_bytes());
+}
+
+#[test]
+fn deeply_nested_inline_tables_lex_in_linear_time() {
+    // 100,000 levels: with a path cloned per level this took minutes and tens of gigabytes.
+    let n = 100_000;
+    let src = format!("a = {}1{}\nz = 2\n", "{b = ".repeat(n), "}".repeat(n));
+    let s = scan(src.as_bytes());
+    assert_eq!(s.lexed.keys.len(), n + 2);
+    assert_eq!(s.lexed.unclosed, None);
+    assert!(s.lexed.inner_lines.is_empty());
+    assert_eq!(s.stmts.len(), 2);
+    // Each `b` is in the table its parent names: no two levels share a table, and `z` is
+    // back in the root table with `a`.
+    let ctx: Vec<u32> = s.lexed.keys.iter().map(|k| k.context).collect();
+    let distinct: std::collections::HashSet<u32> = ctx[..=n].iter().copied().collect();
+    assert_eq!(distinct.len(), n + 1);
+    assert_eq!(ctx[0], ctx[n + 1]);
+    let doc = Document::parse(src.as_bytes(), &Toml);
+    assert!(doc.problems.is_empty(), "{:?}", doc.problems);
+}
+
+#[test]
+fn an_empty_quoted_key_names_a_table_of_its_own() {
+    // `''` is a table below the root, not the root: its `x` and the root's `x` are two keys.
+    let k = keys("'' = {x = 1}\nx = 2\n");
+    assert_eq!(k.len(), 3);
+    assert_ne!(k[1].1, k[2].1);
+    assert!(!doc_problems("'' = {x = 1}\nx = 2\n").contains(&ProblemKind::DuplicateKey));
+    assert!(doc_problems("x = 1\nx = 2\n").contains(&ProblemKind::DuplicateKey));
+}
