@@ -39,6 +39,7 @@
 pub mod apply;
 pub mod cli;
 pub mod document;
+pub mod entries;
 pub mod format;
 pub mod hash;
 pub mod io;
