@@ -5,6 +5,7 @@ mod cases;
 mod cli;
 mod clients;
 mod corrupt;
+mod entries;
 mod jsonc;
 mod matrix;
 mod props;
