@@ -402,6 +402,7 @@ pub fn list(
     registries: &[(String, Registry)],
     opts: &EntryOptions<'_>,
 ) -> Result<Vec<EntryReport>, EntryError> {
+    check_target(src)?;
     let mut out = Vec::new();
     for (owner, reg) in registries {
         out.extend(walk_registry(src, rules, owner, reg, opts, Mode::List)?.entries);

@@ -348,6 +348,7 @@ pub(crate) struct Walk<'a, 'o> {
     warnings: Vec<(WarningKind, String, Option<usize>)>,
     reg: Registry,
     drift: Vec<String>,
+    removals: usize,
 }
 
 fn scan_err(src: &[u8], e: ScanError) -> EntryError {
@@ -431,6 +432,7 @@ impl<'a, 'o> Walk<'a, 'o> {
             warnings: Vec::new(),
             reg: Registry::default(),
             drift: Vec::new(),
+            removals: 0,
         }
     }
 
@@ -691,6 +693,7 @@ impl<'a, 'o> Walk<'a, 'o> {
                         A::Pruned
                     };
                     self.report(key, ptr, state, action);
+                    self.removals += 1;
                     Op::Remove
                 }
             }
@@ -787,6 +790,7 @@ impl<'a, 'o> Walk<'a, 'o> {
         let src = self.src;
         let first = src.get(start).copied();
         let edits_before = self.edits.len();
+        let removals_before = self.removals;
         let remaining = match (&node.kind, first) {
             (Kind::Object, Some(b'{')) => {
                 let c = scan::container(src, start).map_err(|e| scan_err(src, e))?;
@@ -819,7 +823,11 @@ impl<'a, 'o> Walk<'a, 'o> {
             }
         };
         let unwanted = self.mode == Mode::Remove || !node.in_template;
-        let gone = node.created && unwanted && remaining == 0 && self.mode != Mode::List;
+        // A container goes with the owner's last entry in it when the owner created it, or,
+        // when co-owned entries are pruned, when entries were removed from it just now.
+        let emptied = self.opts.prune_adopted && self.removals > removals_before;
+        let gone =
+            (node.created || emptied) && unwanted && remaining == 0 && self.mode != Mode::List;
         if gone {
             self.edits.truncate(edits_before);
         } else if node.created && (!unwanted || self.mode == Mode::List) {
