@@ -30,6 +30,65 @@ struct Entry {
     template: Option<Json>,
     seed: bool,
     reg: Option<RegisteredEntry>,
+    /// Registered entries and created containers below this key: the template turned a
+    /// container the owner wrote into a plain value.
+    below: Vec<(String, RegisteredEntry)>,
+    below_containers: Vec<String>,
+}
+
+impl Entry {
+    fn new(template: Option<Json>, seed: bool, reg: Option<RegisteredEntry>) -> Entry {
+        Entry {
+            template,
+            seed,
+            reg,
+            below: Vec::new(),
+            below_containers: Vec::new(),
+        }
+    }
+
+    /// The value the owner left at this key when it was a container of its own: rebuilt from
+    /// the registered entries below it (object members only); `None` when it was not.
+    fn owned_container(&self, key: &str) -> Option<Json> {
+        if !self.below_containers.iter().any(|c| c == key) {
+            return None;
+        }
+        let mut root = Json::Obj(Vec::new());
+        let rel = |k: &str| -> Option<Vec<String>> {
+            keys::parse_key(k.strip_prefix(key)?)?
+                .into_iter()
+                .map(|s| match s {
+                    Seg::Key(k) => Some(k),
+                    Seg::Elem { .. } => None,
+                })
+                .collect()
+        };
+        for c in &self.below_containers {
+            insert_path(&mut root, &rel(c)?, None);
+        }
+        for (k, r) in &self.below {
+            insert_path(&mut root, &rel(k)?, Some(Json::from_serde(&r.base)));
+        }
+        Some(root)
+    }
+}
+
+fn insert_path(root: &mut Json, path: &[String], value: Option<Json>) {
+    let Some((first, rest)) = path.split_first() else {
+        if let Some(v) = value {
+            *root = v;
+        }
+        return;
+    };
+    let Json::Obj(members) = root else { return };
+    let i = match members.iter().position(|(k, _)| k == first) {
+        Some(i) => i,
+        None => {
+            members.push((first.clone(), Json::Obj(Vec::new())));
+            members.len() - 1
+        }
+    };
+    insert_path(&mut members[i].1, rest, value);
 }
 
 enum Item {
@@ -59,6 +118,8 @@ struct Node {
     /// its position among the template's members, when the template has it).
     ident_field: Option<String>,
     ident: Option<(Json, usize)>,
+    /// A registered plain value at this key (the template turned it into a container).
+    leaf_reg: Option<RegisteredEntry>,
     children: Vec<Child>,
     index: HashMap<Seg, usize>,
 }
@@ -71,6 +132,7 @@ impl Node {
             created: false,
             ident_field: None,
             ident: None,
+            leaf_reg: None,
             children: Vec::new(),
             index: HashMap::new(),
         }
@@ -120,11 +182,7 @@ impl Builder<'_, '_, '_> {
     fn entry(&mut self, key: &str, v: &Json) -> Item {
         self.keys.push(key.to_owned());
         let seed = self.seeds.iter().any(|s| keys::under(key, s));
-        Item::Entry(Entry {
-            template: Some(v.clone()),
-            seed,
-            reg: None,
-        })
+        Item::Entry(Entry::new(Some(v.clone()), seed, None))
     }
 
     fn object(
@@ -204,8 +262,13 @@ impl Wanted {
         let Some(last) = path.last() else {
             return false;
         };
-        let Some(node) = descend(&mut self.root, &path, path.len() - 1, rules) else {
-            return false;
+        let node = match descend(&mut self.root, &path, path.len() - 1, rules) {
+            Landing::Node(n) => n,
+            Landing::UnderEntry(e) => {
+                e.below.push((key.to_owned(), reg));
+                return true;
+            }
+            Landing::Lost => return false,
         };
         match node.index.get(last).copied() {
             Some(i) => match &mut node.children[i].item {
@@ -213,7 +276,10 @@ impl Wanted {
                     e.reg = Some(reg);
                     true
                 }
-                Item::Node(_) => false,
+                Item::Node(n) => {
+                    n.leaf_reg = Some(reg);
+                    true
+                }
             },
             None => {
                 if !fits(node, last) {
@@ -222,11 +288,7 @@ impl Wanted {
                 node.push(Child {
                     seg: last.clone(),
                     key: key.to_owned(),
-                    item: Item::Entry(Entry {
-                        template: None,
-                        seed: reg.seed,
-                        reg: Some(reg),
-                    }),
+                    item: Item::Entry(Entry::new(None, reg.seed, Some(reg))),
                 });
                 true
             }
@@ -239,8 +301,13 @@ impl Wanted {
             return;
         };
         let Some(last) = path.last() else { return };
-        let Some(node) = descend(&mut self.root, &path, path.len() - 1, rules) else {
-            return;
+        let node = match descend(&mut self.root, &path, path.len() - 1, rules) {
+            Landing::Node(n) => n,
+            Landing::UnderEntry(e) => {
+                e.below_containers.push(key.to_owned());
+                return;
+            }
+            Landing::Lost => return,
         };
         let i = match node.index.get(last).copied() {
             Some(i) => i,
@@ -260,8 +327,9 @@ impl Wanted {
                 node.children.len() - 1
             }
         };
-        if let Item::Node(n) = &mut node.children[i].item {
-            n.created = true;
+        match &mut node.children[i].item {
+            Item::Node(n) => n.created = true,
+            Item::Entry(e) => e.below_containers.push(key.to_owned()),
         }
     }
 }
@@ -275,28 +343,41 @@ fn fits(node: &Node, seg: &Seg) -> bool {
 }
 
 /// The node at `path[..depth]`, created (as not in the template) where missing.
+/// The kind of the container at `path[..=i]`, from the step that follows it.
+fn kind_for(path: &[Seg], i: usize, rules: &KeyRules) -> Option<Kind> {
+    match path.get(i + 1) {
+        Some(Seg::Elem { field, .. }) => rules
+            .rule_for(&path[..=i])
+            .filter(|r| r.field_name() == field)
+            .cloned()
+            .or_else(|| KeyRule::new("/", field).ok())
+            .map(Kind::Keyed),
+        _ => Some(Kind::Object),
+    }
+}
+
+enum Landing<'n> {
+    Node(&'n mut Node),
+    /// The path passes through a template entry (a plain value now).
+    UnderEntry(&'n mut Entry),
+    Lost,
+}
+
 fn descend<'n>(
     mut node: &'n mut Node,
     path: &[Seg],
     depth: usize,
     rules: &KeyRules,
-) -> Option<&'n mut Node> {
+) -> Landing<'n> {
     for (i, seg) in path.iter().enumerate().take(depth) {
         if !fits(node, seg) {
-            return None;
+            return Landing::Lost;
         }
         let idx = match node.index.get(seg).copied() {
             Some(idx) => idx,
             None => {
-                let kind = match path.get(i + 1) {
-                    Some(Seg::Elem { field, .. }) => Kind::Keyed(
-                        rules
-                            .rule_for(&path[..=i])
-                            .filter(|r| r.field_name() == field)
-                            .cloned()
-                            .or_else(|| KeyRule::new("/", field).ok())?,
-                    ),
-                    _ => Kind::Object,
+                let Some(kind) = kind_for(path, i, rules) else {
+                    return Landing::Lost;
                 };
                 let mut n = Node::new(kind, false);
                 if let (Seg::Elem { field, .. }, Kind::Keyed(_)) = (seg, &node.kind) {
@@ -312,11 +393,27 @@ fn descend<'n>(
             }
         };
         node = match &mut node.children[idx].item {
-            Item::Node(n) => n,
-            Item::Entry(_) => return None,
+            Item::Node(n) => {
+                // A container known only as created learns its kind from the path.
+                if matches!(n.kind, Kind::Any) {
+                    match kind_for(path, i, rules) {
+                        Some(kind) => n.kind = kind,
+                        None => return Landing::Lost,
+                    }
+                }
+                n
+            }
+            Item::Entry(e) => return Landing::UnderEntry(e),
         };
     }
-    Some(node)
+    Landing::Node(node)
+}
+
+/// What becomes of a container value after its walk.
+enum Fate {
+    Keep,
+    Gone,
+    Replace(Json),
 }
 
 /// What to do with one entry's place in the file.
@@ -641,6 +738,12 @@ impl<'a, 'o> Walk<'a, 'o> {
                     Op::Insert(t.clone())
                 }
             }
+            (None, Some(v)) if e.owned_container(key).is_some_and(|mine| mine.same(v)) => {
+                // A container this owner wrote, untouched, that the template made a value.
+                self.keep(key, written(t, false, false));
+                self.report(key, ptr, EntryState::Pristine, A::Updated);
+                Op::Replace(t.clone())
+            }
             (None, Some(v)) => {
                 let equal = v.same(t);
                 if !self.have_registry && equal {
@@ -786,7 +889,7 @@ impl<'a, 'o> Walk<'a, 'o> {
         key: &str,
         ptr: &str,
         start: usize,
-    ) -> Result<bool, EntryError> {
+    ) -> Result<Fate, EntryError> {
         let src = self.src;
         let first = src.get(start).copied();
         let edits_before = self.edits.len();
@@ -809,6 +912,19 @@ impl<'a, 'o> Walk<'a, 'o> {
                     .count()
             }
             _ => {
+                if let Some(r) = &node.leaf_reg
+                    && self.mode == Mode::Sync
+                    && node.in_template
+                    && self.file_value(start)?.hash() == r.hash
+                {
+                    // A plain value this owner wrote, untouched, that the template made a
+                    // container: replaced by the container.
+                    self.report(key, ptr, EntryState::Pristine, EntryAction::Pruned);
+                    return Ok(match self.build_new(node, key, ptr) {
+                        Some(j) => Fate::Replace(j),
+                        None => Fate::Gone,
+                    });
+                }
                 let expected = if matches!(node.kind, Kind::Keyed(_)) {
                     "array"
                 } else {
@@ -819,7 +935,7 @@ impl<'a, 'o> Walk<'a, 'o> {
                     self.reg.containers.insert(key.to_owned());
                 }
                 self.carry(node);
-                return Ok(false);
+                return Ok(Fate::Keep);
             }
         };
         let unwanted = self.mode == Mode::Remove || !node.in_template;
@@ -830,10 +946,12 @@ impl<'a, 'o> Walk<'a, 'o> {
             (node.created || emptied) && unwanted && remaining == 0 && self.mode != Mode::List;
         if gone {
             self.edits.truncate(edits_before);
-        } else if node.created && (!unwanted || self.mode == Mode::List) {
+            return Ok(Fate::Gone);
+        }
+        if node.created && (!unwanted || self.mode == Mode::List) {
             self.reg.containers.insert(key.to_owned());
         }
-        Ok(gone)
+        Ok(Fate::Keep)
     }
 
     fn file_value(&self, start: usize) -> Result<Json, EntryError> {
@@ -884,8 +1002,16 @@ impl<'a, 'o> Walk<'a, 'o> {
                     }
                 }
                 (Item::Node(n), Some(i)) => {
-                    if self.walk_value(n, &child.key, &cptr, c.items[i].value.start)? {
-                        removed[i] = true;
+                    match self.walk_value(n, &child.key, &cptr, c.items[i].value.start)? {
+                        Fate::Keep => {}
+                        Fate::Gone => removed[i] = true,
+                        Fate::Replace(j) => {
+                            if let Some(edit) =
+                                splice::replace_value(self.src, &self.layout, c, i, &j)
+                            {
+                                self.edits.push(edit);
+                            }
+                        }
                     }
                 }
                 (Item::Node(n), None) => {
@@ -991,8 +1117,16 @@ impl<'a, 'o> Walk<'a, 'o> {
                     }
                 }
                 (Item::Node(n), Some(i)) => {
-                    if self.walk_value(n, &child.key, &cptr, c.items[i].value.start)? {
-                        removed[i] = true;
+                    match self.walk_value(n, &child.key, &cptr, c.items[i].value.start)? {
+                        Fate::Keep => {}
+                        Fate::Gone => removed[i] = true,
+                        Fate::Replace(j) => {
+                            if let Some(edit) =
+                                splice::replace_value(self.src, &self.layout, c, i, &j)
+                            {
+                                self.edits.push(edit);
+                            }
+                        }
                     }
                 }
                 (Item::Node(n), None) => {

@@ -852,3 +852,170 @@ fn node_json_parse_reads_every_step() {
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "19");
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn scalar() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            (-1000i64..1000).prop_map(Value::from),
+            "[a-z \"\\\\/é✓]{0,6}".prop_map(Value::String),
+        ]
+    }
+
+    fn json() -> impl Strategy<Value = Value> {
+        scalar().prop_recursive(2, 12, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                prop::collection::btree_map("[a-c]{1,2}", inner, 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// A user's document: own keys, and maybe an `obj` and a `list` of their own.
+    fn user_doc() -> impl Strategy<Value = Value> {
+        (
+            prop::collection::btree_map("u[0-9]", json(), 0..4),
+            prop::option::of(prop::collection::btree_map("um[0-3]", json(), 0..3)),
+            prop::option::of(prop::collection::vec(("u[0-3]", json()), 0..3)),
+        )
+            .prop_map(|(own, obj, list)| {
+                let mut m: serde_json::Map<String, Value> = own.into_iter().collect();
+                if let Some(o) = obj {
+                    m.insert("obj".into(), Value::Object(o.into_iter().collect()));
+                }
+                if let Some(l) = list {
+                    let mut seen = BTreeSet::new();
+                    let elems = l
+                        .into_iter()
+                        .filter(|(id, _)| seen.insert(id.clone()))
+                        .map(|(id, v)| serde_json::json!({"id": id, "v": v}))
+                        .collect();
+                    m.insert("list".into(), Value::Array(elems));
+                }
+                Value::Object(m)
+            })
+    }
+
+    /// A release: top-level entries, maybe members of `obj`, maybe keyed elements of `list`.
+    fn release() -> impl Strategy<Value = Value> {
+        (
+            prop::collection::btree_map("t[0-4]", json(), 0..4),
+            prop::option::of(prop::collection::btree_map("m[0-3]", json(), 0..3)),
+            prop::option::of(prop::collection::btree_map("k[0-3]", json(), 0..3)),
+        )
+            .prop_map(|(top, obj, list)| {
+                let mut m: serde_json::Map<String, Value> = top.into_iter().collect();
+                if let Some(o) = obj {
+                    m.insert("obj".into(), Value::Object(o.into_iter().collect()));
+                }
+                if let Some(l) = list {
+                    let elems = l
+                        .into_iter()
+                        .map(|(id, v)| serde_json::json!({"id": id, "v": v}))
+                        .collect();
+                    m.insert("list".into(), Value::Array(elems));
+                }
+                Value::Object(m)
+            })
+    }
+
+    fn render(v: &Value, style: usize, crlf: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        let indent: &[u8] = match style {
+            0 => b"  ",
+            1 => b"    ",
+            2 => b"\t",
+            _ => b"",
+        };
+        if indent.is_empty() {
+            serde_json::to_writer(&mut out, v).expect("render");
+        } else {
+            let fmt = serde_json::ser::PrettyFormatter::with_indent(indent);
+            let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
+            serde::Serialize::serialize(v, &mut ser).expect("render");
+        }
+        out.push(b'\n');
+        if crlf {
+            out = String::from_utf8(out)
+                .expect("utf-8")
+                .replace('\n', "\r\n")
+                .into_bytes();
+        }
+        out
+    }
+
+    /// What a careful person would have after installing `last` over `user`.
+    fn expected(user: &Value, last: &Value) -> Value {
+        let mut out = user.as_object().cloned().unwrap_or_default();
+        for (k, v) in last.as_object().into_iter().flatten() {
+            match (k.as_str(), out.get_mut(k)) {
+                ("obj", Some(Value::Object(mine))) => {
+                    for (mk, mv) in v.as_object().into_iter().flatten() {
+                        mine.insert(mk.clone(), mv.clone());
+                    }
+                }
+                ("list", Some(Value::Array(mine))) => {
+                    mine.extend(v.as_array().into_iter().flatten().cloned())
+                }
+                _ => {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        unordered(Value::Object(out))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+        #[test]
+        fn release_sequences_merge_faithfully(
+            user in user_doc(),
+            seq in prop::collection::vec(release(), 1..5),
+            style in 0usize..4,
+            crlf in any::<bool>(),
+        ) {
+            let rules = KeyRules::parse(&["/list=id"]).expect("rules");
+            let o = EntryOptions::default();
+            let original = render(&user, style, crlf);
+            let mut file = original.clone();
+            let mut reg: Option<Registry> = None;
+            for tpl in &seq {
+                let t = Template::from_value(tpl).expect("template");
+                let plan = entries::sync(&file, &t, &rules, OWNER, reg.as_ref(), &[], &o).expect("sync");
+                let v: Value = serde_json::from_slice(&plan.new).expect("strict JSON out");
+                // The parsed result is the expected merge.
+                prop_assert_eq!(unordered(v), expected(&user, tpl));
+                // A second run changes nothing.
+                let again = entries::sync(&plan.new, &t, &rules, OWNER, Some(&plan.registry), &[], &o).expect("again");
+                prop_assert_eq!(&again.new, &plan.new);
+                prop_assert_eq!(&again.registry, &plan.registry);
+                // Line endings follow the file.
+                if crlf {
+                    let text = String::from_utf8_lossy(&plan.new).into_owned();
+                    prop_assert_eq!(text.matches('\n').count(), text.matches("\r\n").count());
+                }
+                file = plan.new;
+                reg = Some(plan.registry);
+            }
+            // Bytes outside the owner's entries are the user's: uninstalling gives them back.
+            let gone = entries::remove_owner(&file, &rules, OWNER, &reg.unwrap_or_default(), &o).expect("remove");
+            prop_assert_eq!(String::from_utf8_lossy(&gone.new), String::from_utf8_lossy(&original));
+            prop_assert!(gone.registry.is_empty());
+        }
+
+        #[test]
+        fn any_bytes_are_refused_or_planned_never_a_panic(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+            let t = Template::from_value(&serde_json::json!({"a": 1})).expect("template");
+            let res = entries::sync(&bytes, &t, &KeyRules::new(), OWNER, None, &[], &EntryOptions::default());
+            if let Ok(plan) = res {
+                prop_assert!(serde_json::from_slice::<Value>(&plan.new).is_ok());
+            }
+        }
+    }
+}
