@@ -5,7 +5,10 @@
 //! walked together with the file, looking only inside the containers it names, and every
 //! decision becomes a splice (see `splice`).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
 
 use super::error::{EntryError, EntryWarning, Input, Location, SyntaxKind, WarningKind};
 use super::keys::{self, Field, KeyRule, KeyRules, PathNorm, Seg};
@@ -1039,27 +1042,29 @@ impl<'a, 'o> Walk<'a, 'o> {
         Ok(kept + appends.len())
     }
 
-    fn element_key(&mut self, rule: &KeyRule, start: usize) -> Result<String, EntryError> {
-        let src = self.src;
-        let fv = match &rule.field {
-            Field::Itself => Some(self.file_value(start)?),
-            Field::Member(f) => {
-                if src.get(start) == Some(&b'{') {
-                    let c = scan::container(src, start).map_err(|e| scan_err(src, e))?;
-                    match c
-                        .items
-                        .iter()
-                        .find(|i| i.key.as_deref() == Some(f.as_str()))
-                    {
-                        Some(item) => Some(self.file_value(item.value.start)?),
-                        None => None,
-                    }
-                } else {
-                    None
-                }
-            }
+    /// The key of the element at `start`, borrowed from the source when no normalization or
+    /// unescaping is needed (the common case for large arrays).
+    fn element_key(&mut self, rule: &KeyRule, start: usize) -> Result<Cow<'a, [u8]>, EntryError> {
+        let src: &'a [u8] = self.src;
+        let value_at = match &rule.field {
+            Field::Itself => Some(start),
+            Field::Member(f) => scan::find_member(src, start, f).map_err(|e| scan_err(src, e))?,
         };
-        Ok(self.norm.element_key(rule, fv.as_ref()))
+        let Some(at) = value_at else {
+            return Ok(Cow::Borrowed(b""));
+        };
+        if !rule.path && src.get(at) == Some(&b'"') {
+            let end = scan::string_end(src, at).map_err(|e| scan_err(src, e))?;
+            let raw = &src[at + 1..end - 1];
+            if !raw.contains(&b'\\') {
+                // Validated strict JSON: the raw bytes are the string's UTF-8.
+                return Ok(Cow::Borrowed(raw));
+            }
+        }
+        let v = self.file_value(at)?;
+        Ok(Cow::Owned(
+            self.norm.element_key(rule, Some(&v)).into_bytes(),
+        ))
     }
 
     fn walk_array(
@@ -1069,25 +1074,32 @@ impl<'a, 'o> Walk<'a, 'o> {
         c: &ContainerSpan,
         ptr: &str,
     ) -> Result<usize, EntryError> {
-        let mut index: HashMap<String, usize> = HashMap::with_capacity(c.items.len());
-        let mut dups: Vec<String> = Vec::new();
-        for (i, item) in c.items.iter().enumerate() {
-            let k = self.element_key(rule, item.value.start)?;
-            match index.entry(k) {
-                std::collections::hash_map::Entry::Occupied(o) => dups.push(o.key().clone()),
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(i);
+        // Only the keys the tree asks for are looked up; other elements cost one key each.
+        let mut wanted: FxHashMap<&[u8], usize> = FxHashMap::default();
+        for (ci, child) in node.children.iter().enumerate() {
+            if let Seg::Elem { key, .. } = &child.seg {
+                wanted.insert(key.as_bytes(), ci);
+            }
+        }
+        let mut at: Vec<Option<usize>> = vec![None; node.children.len()];
+        let mut dup = vec![false; node.children.len()];
+        if !wanted.is_empty() {
+            for (i, item) in c.items.iter().enumerate() {
+                let k = self.element_key(rule, item.value.start)?;
+                if let Some(&ci) = wanted.get(k.as_ref()) {
+                    if at[ci].is_some() {
+                        dup[ci] = true;
+                    } else {
+                        at[ci] = Some(i);
+                    }
                 }
             }
         }
         let mut removed = vec![false; c.items.len()];
         let mut appends = Vec::new();
-        for child in &node.children {
-            let Seg::Elem { key: ekey, .. } = &child.seg else {
-                continue;
-            };
-            let found = index.get(ekey).copied();
-            if found.is_some() && dups.contains(ekey) {
+        for (ci, child) in node.children.iter().enumerate() {
+            let found = at[ci];
+            if dup[ci] {
                 let at = found.map(|i| c.items[i].value.start);
                 self.warn(WarningKind::DuplicateElement, &child.key, at);
             }

@@ -192,6 +192,41 @@ pub(crate) fn container(src: &[u8], open: usize) -> Scan<ContainerSpan> {
     }
 }
 
+/// The start of the value of member `name` of the object at `open`; `None` when the value
+/// there is not an object or has no such member. Allocates nothing for plain keys.
+pub(crate) fn find_member(src: &[u8], open: usize, name: &str) -> Scan<Option<usize>> {
+    if src.get(open) != Some(&b'{') {
+        return Ok(None);
+    }
+    let mut i = skip_ws(src, open + 1);
+    if src.get(i) == Some(&b'}') {
+        return Ok(None);
+    }
+    loop {
+        let kend = string_end(src, i)?;
+        let raw = &src[i + 1..kend - 1];
+        let hit = if raw.contains(&b'\\') {
+            decode_string(src, i..kend)? == name
+        } else {
+            raw == name.as_bytes()
+        };
+        i = skip_ws(src, kend);
+        if src.get(i) != Some(&b':') {
+            return Err(ScanError { at: i });
+        }
+        i = skip_ws(src, i + 1);
+        if hit {
+            return Ok(Some(i));
+        }
+        i = skip_ws(src, value_end(src, i)?);
+        match src.get(i) {
+            Some(b',') => i = skip_ws(src, i + 1),
+            Some(b'}') => return Ok(None),
+            _ => return Err(ScanError { at: i }),
+        }
+    }
+}
+
 /// Where the document's top-level value starts (after a BOM and whitespace), if anywhere.
 pub(crate) fn root_start(src: &[u8]) -> Option<usize> {
     let start = if src.starts_with(BOM) { BOM.len() } else { 0 };
@@ -369,18 +404,23 @@ impl<'de> Visitor<'de> for CheckVisitor {
         Ok(Checked)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
-        let mut seen: Vec<Cow<'de, str>> = Vec::new();
+        // Small objects are checked on the stack; large ones spill into a hash set.
+        let mut seen: [Cow<'de, str>; 16] = Default::default();
+        let mut n = 0;
         let mut set: Option<rustc_hash::FxHashSet<Cow<'de, str>>> = None;
         while let Some(KeyStr(k)) = map.next_key::<KeyStr<'de>>()? {
             let dup = if let Some(s) = set.as_mut() {
                 !s.insert(k.clone())
-            } else if seen.contains(&k) {
+            } else if seen[..n].contains(&k) {
                 true
+            } else if n < seen.len() {
+                seen[n] = k.clone();
+                n += 1;
+                false
             } else {
-                seen.push(k.clone());
-                if seen.len() > 16 {
-                    set = Some(seen.drain(..).collect());
-                }
+                let mut s: rustc_hash::FxHashSet<Cow<'de, str>> = seen.iter().cloned().collect();
+                s.insert(k.clone());
+                set = Some(s);
                 false
             };
             if dup {
@@ -493,6 +533,20 @@ mod tests {
         let src = b"{\"a\":1}";
         let root = container(src, 0).expect("scan");
         assert_eq!(layout(src, Some(&root)).colon, ":");
+    }
+
+    #[test]
+    fn find_member_locates_values_without_allocating() {
+        let src = br#"{"a": 1, "m\u0061tcher": "x", "hooks": []}"#;
+        assert_eq!(find_member(src, 0, "matcher"), Ok(Some(25)));
+        assert_eq!(
+            find_member(src, 0, "hooks").map(|p| p.map(|p| src[p])),
+            Ok(Some(b'['))
+        );
+        assert_eq!(find_member(src, 0, "zz"), Ok(None));
+        assert_eq!(find_member(b"[1]", 0, "a"), Ok(None));
+        assert_eq!(find_member(b"{}", 0, "a"), Ok(None));
+        assert!(find_member(b"{\"a\" 1}", 0, "b").is_err());
     }
 
     #[test]
