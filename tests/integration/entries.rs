@@ -853,6 +853,99 @@ fn node_json_parse_reads_every_step() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "19");
 }
 
+#[test]
+fn list_reports_pristine_drifted_and_missing() {
+    let (file, reg) = installed_through(5);
+    let text = String::from_utf8(file).expect("utf-8");
+    let edited = text.replace("\"model\": \"opus\"", "\"model\": \"haiku\"").replace(",\n  \"statusLine\": {\n    \"type\": \"command\",\n    \"command\": \"node ~/zylos/.claude/skills/activity-monitor/scripts/context-monitor.js\"\n  }", "");
+    assert!(parse(edited.as_bytes()).get("statusLine").is_none());
+    let listed = entries::list(
+        edited.as_bytes(),
+        &rules(),
+        &[(OWNER.into(), reg.clone())],
+        &opts(),
+    )
+    .expect("list");
+    let state = |k: &str| listed.iter().find(|e| e.key == k).map(|e| e.state);
+    assert_eq!(state("/model"), Some(EntryState::Drifted));
+    assert_eq!(state("/statusLine/command"), Some(EntryState::Missing));
+    assert_eq!(
+        listed
+            .iter()
+            .filter(|e| e.state == EntryState::Pristine)
+            .count(),
+        reg.entries.len() - 3
+    );
+    assert!(
+        listed
+            .iter()
+            .all(|e| e.action == EntryAction::Unchanged && e.owner == OWNER)
+    );
+}
+
+#[test]
+fn duplicate_elements_in_the_file_are_reported_and_not_multiplied() {
+    // An older installer reached the install through a symlink and registered a hook twice.
+    let tpl =
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "node ~/z/h.js"}]}]}}"#;
+    let file = r#"{"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": "node ~/z/h.js"},
+        {"type": "command", "command": "node /home/u/z/h.js"}]}]}}"#;
+    let plan = sync(file.as_bytes(), tpl, None);
+    assert_eq!(plan.new, file.as_bytes());
+    assert!(
+        plan.warnings
+            .iter()
+            .any(|w| w.kind == WarningKind::DuplicateElement && w.location.is_some())
+    );
+    assert_eq!(plan.entries.len(), 1);
+}
+
+#[test]
+fn a_compact_file_stays_compact_and_a_bom_stays() {
+    let plan = sync(
+        b"\xEF\xBB\xBF{\"theme\":\"dark\"}",
+        r#"{"model": "opus", "env": {"A": "1"}}"#,
+        None,
+    );
+    assert_eq!(
+        plan.new,
+        b"\xEF\xBB\xBF{\"theme\":\"dark\",\"model\":\"opus\",\"env\":{\"A\":\"1\"}}"
+    );
+    let gone =
+        entries::remove_owner(&plan.new, &rules(), OWNER, &plan.registry, &opts()).expect("remove");
+    assert_eq!(gone.new, b"\xEF\xBB\xBF{\"theme\":\"dark\"}");
+}
+
+#[test]
+fn a_transferred_entry_keeps_its_drift() {
+    let (file, zylos) = installed_through(5);
+    let edited = String::from_utf8(file)
+        .expect("utf-8")
+        .replace("\"model\": \"opus\"", "\"model\": \"haiku\"");
+    let o = EntryOptions {
+        force: true,
+        ..opts()
+    };
+    let plan = entries::sync(
+        edited.as_bytes(),
+        &template(r#"{"model": "sonnet"}"#),
+        &rules(),
+        "acme",
+        None,
+        &[(OWNER.into(), zylos)],
+        &o,
+    )
+    .expect("forced");
+    assert_eq!(
+        parse(&plan.new)["model"],
+        "haiku",
+        "the user's edit survives a transfer"
+    );
+    assert_eq!(plan.entries[0].state, EntryState::Drifted);
+    assert!(plan.others[0].1.entries.get("/model").is_none());
+}
+
 mod props {
     use super::*;
     use proptest::prelude::*;
