@@ -943,7 +943,7 @@ fn a_transferred_entry_keeps_its_drift() {
         "the user's edit survives a transfer"
     );
     assert_eq!(plan.entries[0].state, EntryState::Drifted);
-    assert!(plan.others[0].1.entries.get("/model").is_none());
+    assert!(!plan.others[0].1.entries.contains_key("/model"));
 }
 
 mod props {
