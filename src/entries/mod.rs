@@ -54,6 +54,7 @@ mod reconcile;
 mod registry;
 mod scan;
 mod splice;
+mod tree;
 mod value;
 
 pub use error::{Conflict, EntryError, EntryWarning, Input, Location, SyntaxKind, WarningKind};
@@ -315,7 +316,7 @@ pub fn sync(
 ) -> Result<EntryPlan, EntryError> {
     check_target(src)?;
     let mut norm = keys::PathNorm::new(opts.home.as_deref(), opts.resolve);
-    let mut wanted = reconcile::wanted(&template.root, rules, &opts.seeds, &mut norm)?;
+    let mut wanted = tree::wanted(&template.root, rules, &opts.seeds, &mut norm)?;
     let mut own = registry.cloned().unwrap_or_default();
     let mut changed_others: Vec<(String, Registry)> = Vec::new();
     let mut conflicts = Vec::new();
@@ -420,7 +421,7 @@ fn walk_registry(
 ) -> Result<EntryPlan, EntryError> {
     check_target(src)?;
     let mut norm = keys::PathNorm::new(opts.home.as_deref(), opts.resolve);
-    let mut wanted = reconcile::wanted(&[], rules, &[], &mut norm)?;
+    let mut wanted = tree::wanted(&[], rules, &[], &mut norm)?;
     let mut lost = Vec::new();
     for (key, reg) in &registry.entries {
         if !wanted.attach(key, reg.clone(), rules) {
