@@ -1103,6 +1103,37 @@ mod props {
         }
 
         #[test]
+        fn overlapping_documents_settle_in_one_run(
+            user in release(),
+            seq in prop::collection::vec(release(), 1..4),
+            style in 0usize..4,
+            merge in any::<bool>(),
+        ) {
+            // The user's file already holds keys the releases ship, equal or not.
+            let rules = KeyRules::parse(&["/list=id"]).expect("rules");
+            let o = EntryOptions { on_drift: if merge { OnDrift::Merge } else { OnDrift::Keep }, ..EntryOptions::default() };
+            let mut file = render(&user, style, false);
+            let mut reg: Option<Registry> = None;
+            for tpl in &seq {
+                let t = Template::from_value(tpl).expect("template");
+                let plan = entries::sync(&file, &t, &rules, OWNER, reg.as_ref(), &[], &o).expect("sync");
+                let v: Value = serde_json::from_slice(&plan.new).expect("strict JSON out");
+                // Whatever the user had that no release ships is still there.
+                for (k, uv) in user.as_object().into_iter().flatten() {
+                    if seq.iter().all(|t| t.get(k).is_none()) {
+                        prop_assert_eq!(v.get(k), Some(uv));
+                    }
+                }
+                let again = entries::sync(&plan.new, &t, &rules, OWNER, Some(&plan.registry), &[], &o).expect("again");
+                prop_assert_eq!(&again.new, &plan.new);
+                file = plan.new;
+                reg = Some(plan.registry);
+            }
+            let gone = entries::remove_owner(&file, &rules, OWNER, &reg.unwrap_or_default(), &o).expect("remove");
+            prop_assert!(serde_json::from_slice::<Value>(&gone.new).is_ok());
+        }
+
+        #[test]
         fn any_bytes_are_refused_or_planned_never_a_panic(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
             let t = Template::from_value(&serde_json::json!({"a": 1})).expect("template");
             let res = entries::sync(&bytes, &t, &KeyRules::new(), OWNER, None, &[], &EntryOptions::default());
