@@ -269,8 +269,11 @@ pub(crate) fn starts_line(src: &[u8], pos: usize) -> bool {
 
 /// Detects the file's indentation unit, line ending and colon spacing.
 pub(crate) fn layout(src: &[u8], root: Option<&ContainerSpan>) -> Layout {
-    let crlf = memchr::memmem::find_iter(src, b"\r\n").count();
-    let lf = memchr::memchr_iter(b'\n', src).count();
+    let (mut lf, mut crlf) = (0usize, 0usize);
+    for p in memchr::memchr_iter(b'\n', src) {
+        lf += 1;
+        crlf += usize::from(p > 0 && src[p - 1] == b'\r');
+    }
     let nl = if crlf * 2 > lf { "\r\n" } else { "\n" };
     // The first indented line of a pretty-printed document is one level deep.
     let mut unit = String::from("  ");
@@ -404,13 +407,15 @@ impl<'de> Visitor<'de> for CheckVisitor {
         Ok(Checked)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
-        // Small objects are checked on the stack; large ones spill into a hash set.
+        // Small objects are checked on the stack. Large ones keep their keys in a list and
+        // a map from each key's 64-bit hash to its first position: growing that map moves
+        // integers only, never rehashes strings.
         let mut seen: [Cow<'de, str>; 16] = Default::default();
         let mut n = 0;
-        let mut set: Option<rustc_hash::FxHashSet<Cow<'de, str>>> = None;
+        let mut big: Option<(Vec<Cow<'de, str>>, rustc_hash::FxHashMap<u64, u32>)> = None;
         while let Some(KeyStr(k)) = map.next_key::<KeyStr<'de>>()? {
-            let dup = if let Some(s) = set.as_mut() {
-                !s.insert(k.clone())
+            let dup = if let Some((keys, by_hash)) = big.as_mut() {
+                insert_big(keys, by_hash, &k)
             } else if seen[..n].contains(&k) {
                 true
             } else if n < seen.len() {
@@ -418,10 +423,14 @@ impl<'de> Visitor<'de> for CheckVisitor {
                 n += 1;
                 false
             } else {
-                let mut s: rustc_hash::FxHashSet<Cow<'de, str>> = seen.iter().cloned().collect();
-                s.insert(k.clone());
-                set = Some(s);
-                false
+                let mut keys = Vec::with_capacity(64);
+                let mut by_hash = rustc_hash::FxHashMap::default();
+                for old in &seen {
+                    insert_big(&mut keys, &mut by_hash, old);
+                }
+                let dup = insert_big(&mut keys, &mut by_hash, &k);
+                big = Some((keys, by_hash));
+                dup
             };
             if dup {
                 return Err(de::Error::custom(format_args!("duplicate key `{k}`")));
@@ -429,6 +438,29 @@ impl<'de> Visitor<'de> for CheckVisitor {
             map.next_value::<Checked>()?;
         }
         Ok(Checked)
+    }
+}
+
+/// Records `k`; true when it was already there.
+fn insert_big<'de>(
+    keys: &mut Vec<Cow<'de, str>>,
+    by_hash: &mut rustc_hash::FxHashMap<u64, u32>,
+    k: &Cow<'de, str>,
+) -> bool {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    let h = BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(k.as_ref());
+    match by_hash.get(&h) {
+        // Same hash: a duplicate, or (rarely) a collision checked against every key.
+        Some(&i) if keys[i as usize] == *k || keys.contains(k) => true,
+        Some(_) => {
+            keys.push(k.clone());
+            false
+        }
+        None => {
+            by_hash.insert(h, u32::try_from(keys.len()).unwrap_or(u32::MAX));
+            keys.push(k.clone());
+            false
+        }
     }
 }
 
