@@ -412,10 +412,10 @@ impl<'de> Visitor<'de> for CheckVisitor {
         // integers only, never rehashes strings.
         let mut seen: [Cow<'de, str>; 16] = Default::default();
         let mut n = 0;
-        let mut big: Option<(Vec<Cow<'de, str>>, rustc_hash::FxHashMap<u64, u32>)> = None;
+        let mut big: Option<BigKeys<'de>> = None;
         while let Some(KeyStr(k)) = map.next_key::<KeyStr<'de>>()? {
-            let dup = if let Some((keys, by_hash)) = big.as_mut() {
-                insert_big(keys, by_hash, &k)
+            let dup = if let Some(b) = big.as_mut() {
+                b.insert(k.clone())
             } else if seen[..n].contains(&k) {
                 true
             } else if n < seen.len() {
@@ -423,13 +423,15 @@ impl<'de> Visitor<'de> for CheckVisitor {
                 n += 1;
                 false
             } else {
-                let mut keys = Vec::with_capacity(64);
-                let mut by_hash = rustc_hash::FxHashMap::default();
+                let mut b = BigKeys {
+                    keys: Vec::with_capacity(64),
+                    by_hash: rustc_hash::FxHashMap::default(),
+                };
                 for old in &seen {
-                    insert_big(&mut keys, &mut by_hash, old);
+                    b.insert(old.clone());
                 }
-                let dup = insert_big(&mut keys, &mut by_hash, &k);
-                big = Some((keys, by_hash));
+                let dup = b.insert(k.clone());
+                big = Some(b);
                 dup
             };
             if dup {
@@ -441,25 +443,30 @@ impl<'de> Visitor<'de> for CheckVisitor {
     }
 }
 
-/// Records `k`; true when it was already there.
-fn insert_big<'de>(
-    keys: &mut Vec<Cow<'de, str>>,
-    by_hash: &mut rustc_hash::FxHashMap<u64, u32>,
-    k: &Cow<'de, str>,
-) -> bool {
-    use std::hash::{BuildHasher, BuildHasherDefault};
-    let h = BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(k.as_ref());
-    match by_hash.get(&h) {
-        // Same hash: a duplicate, or (rarely) a collision checked against every key.
-        Some(&i) if keys[i as usize] == *k || keys.contains(k) => true,
-        Some(_) => {
-            keys.push(k.clone());
-            false
-        }
-        None => {
-            by_hash.insert(h, u32::try_from(keys.len()).unwrap_or(u32::MAX));
-            keys.push(k.clone());
-            false
+/// The keys of a large object: a list, and each key's 64-bit hash mapped to its first position.
+struct BigKeys<'de> {
+    keys: Vec<Cow<'de, str>>,
+    by_hash: rustc_hash::FxHashMap<u64, u32>,
+}
+
+impl<'de> BigKeys<'de> {
+    /// Records `k`; true when it was already there.
+    fn insert(&mut self, k: Cow<'de, str>) -> bool {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        let h = BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(k.as_ref());
+        match self.by_hash.get(&h) {
+            // Same hash: a duplicate, or (rarely) a collision checked against every key.
+            Some(&i) if self.keys.get(i as usize) == Some(&k) || self.keys.contains(&k) => true,
+            Some(_) => {
+                self.keys.push(k);
+                false
+            }
+            None => {
+                self.by_hash
+                    .insert(h, u32::try_from(self.keys.len()).unwrap_or(u32::MAX));
+                self.keys.push(k);
+                false
+            }
         }
     }
 }
