@@ -29,3 +29,7 @@ demo:
 accept:
     cargo build --release
     python3 ../shared/acceptance/accept.py --bin target/release/demarcate
+
+# Throughput of the strict-JSON entries engine on 10 MB settings files (library, no I/O).
+bench-entries:
+    cargo run --release --example entries_bench

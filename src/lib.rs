@@ -58,6 +58,7 @@
 mod apply;
 mod document;
 mod engine;
+pub mod entries;
 mod format;
 mod hash;
 mod io;

@@ -7,6 +7,7 @@ mod clients;
 mod corrupt;
 mod distribution;
 mod formats;
+mod entries;
 mod jsonc;
 mod matrix;
 mod props;

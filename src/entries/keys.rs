@@ -1,0 +1,458 @@
+//! Key rules and canonical keys: how an entry is named.
+//!
+//! A key rule says that the arrays at a path hold one entry per element, identified by a
+//! field of the element (`/hooks/*=matcher`), by the element itself (`/permissions/allow=.`),
+//! optionally normalized as a command line with paths (`=command:path`). A canonical key names
+//! one entry: object keys as JSON Pointer segments, keyed elements as `[field=key]`, e.g.
+//! `/hooks/SessionStart[matcher=startup]/hooks[command=node /home/u/z/h.js]`.
+
+use std::collections::HashMap;
+
+use super::error::EntryError;
+use super::value::Json;
+
+/// One step of a path: an object member, or the element of a keyed array with that key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Seg {
+    Key(String),
+    Elem { field: String, key: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Pat {
+    Any,
+    Lit(String),
+}
+
+/// Which part of an element identifies it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Field {
+    /// The element itself (set semantics).
+    Itself,
+    /// A member of the (object) element.
+    Member(String),
+}
+
+/// One key rule: `PATTERN=FIELD[:path]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRule {
+    pattern: Vec<Pat>,
+    pub(crate) field: Field,
+    pub(crate) path: bool,
+}
+
+impl KeyRule {
+    /// Reads a rule from its pattern (`/hooks/*/*/hooks`) and field (`command:path`, `.`).
+    ///
+    /// # Errors
+    /// [`EntryError::BadKeyRule`] when the pattern does not start with `/` or the field is empty.
+    pub fn new(pattern: &str, field: &str) -> Result<KeyRule, EntryError> {
+        let rule = format!("{pattern}={field}");
+        let bad = |reason| EntryError::BadKeyRule {
+            rule: rule.clone(),
+            reason,
+        };
+        let Some(rest) = pattern.strip_prefix('/') else {
+            return Err(bad("the path must start with `/`"));
+        };
+        let pattern = rest
+            .split('/')
+            .map(|s| {
+                if s == "*" {
+                    Pat::Any
+                } else {
+                    Pat::Lit(unescape_pointer(s))
+                }
+            })
+            .collect();
+        let (name, path) = match field.strip_suffix(":path") {
+            Some(n) => (n, true),
+            None => (field, false),
+        };
+        let field = match name {
+            "" => return Err(bad("the field is empty (use `.` for the element itself)")),
+            "." => Field::Itself,
+            n => Field::Member(n.to_owned()),
+        };
+        Ok(KeyRule {
+            pattern,
+            field,
+            path,
+        })
+    }
+
+    /// Reads `PATTERN=FIELD` (split at the last `=`).
+    ///
+    /// # Errors
+    /// [`EntryError::BadKeyRule`] when there is no `=` or a part is malformed.
+    pub fn parse(spec: &str) -> Result<KeyRule, EntryError> {
+        match spec.rsplit_once('=') {
+            Some((p, f)) => KeyRule::new(p, f),
+            None => Err(EntryError::BadKeyRule {
+                rule: spec.to_owned(),
+                reason: "expected PATH=FIELD, e.g. /hooks/*=matcher",
+            }),
+        }
+    }
+
+    pub(crate) fn field_name(&self) -> &str {
+        match &self.field {
+            Field::Itself => ".",
+            Field::Member(n) => n,
+        }
+    }
+
+    fn matches(&self, path: &[Seg]) -> bool {
+        self.pattern.len() == path.len()
+            && self.pattern.iter().zip(path).all(|(p, s)| match (p, s) {
+                (Pat::Any, _) => true,
+                (Pat::Lit(l), Seg::Key(k)) => l == k,
+                (Pat::Lit(_), Seg::Elem { .. }) => false,
+            })
+    }
+
+    fn matches_prefix(&self, path: &[Seg]) -> bool {
+        self.pattern.len() > path.len()
+            && self.pattern.iter().zip(path).all(|(p, s)| match (p, s) {
+                (Pat::Any, _) => true,
+                (Pat::Lit(l), Seg::Key(k)) => l == k,
+                (Pat::Lit(_), Seg::Elem { .. }) => false,
+            })
+    }
+}
+
+/// The key rules of one target.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyRules {
+    rules: Vec<KeyRule>,
+}
+
+impl KeyRules {
+    /// No rules: every array is one value.
+    #[must_use]
+    pub fn new() -> KeyRules {
+        KeyRules::default()
+    }
+
+    /// Rules from `PATTERN=FIELD` strings.
+    ///
+    /// # Errors
+    /// The first malformed rule.
+    pub fn parse<S: AsRef<str>>(specs: &[S]) -> Result<KeyRules, EntryError> {
+        let rules = specs
+            .iter()
+            .map(|s| KeyRule::parse(s.as_ref()))
+            .collect::<Result<_, _>>()?;
+        Ok(KeyRules { rules })
+    }
+
+    /// Adds a rule; a later rule for the same pattern wins.
+    pub fn push(&mut self, rule: KeyRule) {
+        self.rules.retain(|r| r.pattern != rule.pattern);
+        self.rules.push(rule);
+    }
+
+    /// True when there are no rules.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The rule for the array at `path`.
+    pub(crate) fn rule_for(&self, path: &[Seg]) -> Option<&KeyRule> {
+        self.rules.iter().rev().find(|r| r.matches(path))
+    }
+
+    /// True when some rule applies strictly below `path`.
+    pub(crate) fn any_below(&self, path: &[Seg]) -> bool {
+        self.rules.iter().any(|r| r.matches_prefix(path))
+    }
+}
+
+/// Resolves an existing absolute path through symlinks; `None` when it does not exist.
+pub type Resolver<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// How `:path` fields are normalized: the home directory and a symlink resolver.
+pub(crate) struct PathNorm<'a> {
+    pub(crate) home: Option<&'a str>,
+    pub(crate) resolve: Option<Resolver<'a>>,
+    cache: HashMap<String, String>,
+}
+
+impl<'a> PathNorm<'a> {
+    pub(crate) fn new(home: Option<&'a str>, resolve: Option<Resolver<'a>>) -> PathNorm<'a> {
+        PathNorm {
+            home,
+            resolve,
+            cache: HashMap::new(),
+        }
+    }
+
+    /// The key of an element under `rule`.
+    pub(crate) fn element_key(&mut self, rule: &KeyRule, field_value: Option<&Json>) -> String {
+        let raw = match field_value {
+            None => return String::new(),
+            Some(Json::Str(s)) => s.clone(),
+            Some(other) => other.canonical(),
+        };
+        if rule.path { self.normalize(&raw) } else { raw }
+    }
+
+    /// Normalizes a command line: words starting with `~/`, `$HOME/` or `${HOME}/` expanded,
+    /// surrounding quotes dropped, existing paths resolved through symlinks, words joined
+    /// by one space.
+    pub(crate) fn normalize(&mut self, text: &str) -> String {
+        if let Some(hit) = self.cache.get(text) {
+            return hit.clone();
+        }
+        let mut out = String::with_capacity(text.len());
+        for word in words(text) {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            let unquoted = strip_quotes(word);
+            let mut expanded = match self.home {
+                Some(home) => expand_home(unquoted, home),
+                None => unquoted.to_owned(),
+            };
+            if expanded.starts_with('/')
+                && let Some(resolved) = self.resolve.and_then(|r| r(&expanded))
+            {
+                expanded = resolved;
+            }
+            out.push_str(&expanded);
+        }
+        self.cache.insert(text.to_owned(), out.clone());
+        out
+    }
+}
+
+/// Splits at whitespace outside single or double quotes.
+fn words(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut quote: Option<char> = None;
+    for (i, c) in text.char_indices() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c.is_whitespace() => {
+                if let Some(s) = start.take() {
+                    out.push(&text[s..i]);
+                }
+            }
+            None => {
+                if start.is_none() {
+                    start = Some(i);
+                }
+                if c == '"' || c == '\'' {
+                    quote = Some(c);
+                }
+            }
+        }
+    }
+    if let Some(s) = start {
+        out.push(&text[s..]);
+    }
+    out
+}
+
+fn strip_quotes(w: &str) -> &str {
+    for q in ['"', '\''] {
+        if w.len() >= 2 && w.starts_with(q) && w.ends_with(q) {
+            return &w[1..w.len() - 1];
+        }
+    }
+    w
+}
+
+fn expand_home(w: &str, home: &str) -> String {
+    let home = home.trim_end_matches('/');
+    for prefix in ["~/", "$HOME/", "${HOME}/"] {
+        if let Some(rest) = w.strip_prefix(prefix) {
+            return format!("{home}/{rest}");
+        }
+    }
+    w.to_owned()
+}
+
+fn escape_segment(s: &str, out: &mut String) {
+    for c in s.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            '[' => out.push_str("~2"),
+            _ => out.push(c),
+        }
+    }
+}
+
+fn unescape_pointer(s: &str) -> String {
+    s.replace("~2", "[").replace("~1", "/").replace("~0", "~")
+}
+
+/// The canonical key of a path.
+pub(crate) fn format_key(path: &[Seg]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) => {
+                out.push('/');
+                escape_segment(k, &mut out);
+            }
+            Seg::Elem { field, key } => {
+                out.push('[');
+                out.push_str(field);
+                out.push('=');
+                for c in key.chars() {
+                    if c == ']' || c == '\\' {
+                        out.push('\\');
+                    }
+                    out.push(c);
+                }
+                out.push(']');
+            }
+        }
+    }
+    out
+}
+
+/// Reads a canonical key back into its path; `None` when it is malformed.
+pub(crate) fn parse_key(key: &str) -> Option<Vec<Seg>> {
+    let mut out = Vec::new();
+    let mut chars = key.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '/' => {
+                let mut seg = String::new();
+                while let Some(&n) = chars.peek() {
+                    if n == '/' || n == '[' {
+                        break;
+                    }
+                    seg.push(n);
+                    chars.next();
+                }
+                out.push(Seg::Key(unescape_pointer(&seg)));
+            }
+            '[' => {
+                let mut field = String::new();
+                loop {
+                    match chars.next()? {
+                        '=' => break,
+                        n => field.push(n),
+                    }
+                }
+                let mut k = String::new();
+                loop {
+                    match chars.next()? {
+                        '\\' => k.push(chars.next()?),
+                        ']' => break,
+                        n => k.push(n),
+                    }
+                }
+                out.push(Seg::Elem { field, key: k });
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// True when `key` is `prefix` or lies below it (a seed pointer selecting entries).
+pub(crate) fn under(key: &str, prefix: &str) -> bool {
+    key == prefix
+        || (key.starts_with(prefix)
+            && matches!(key.as_bytes().get(prefix.len()), Some(b'/' | b'[')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(s: &str) -> Seg {
+        Seg::Key(s.to_owned())
+    }
+
+    #[test]
+    fn rules_match_paths_with_wildcards() {
+        let rules =
+            KeyRules::parse(&["/hooks/*=matcher", "/hooks/*/*/hooks=command:path"]).expect("rules");
+        let group = Seg::Elem {
+            field: "matcher".into(),
+            key: "startup".into(),
+        };
+        let r = rules
+            .rule_for(&[k("hooks"), k("SessionStart")])
+            .expect("rule");
+        assert_eq!(r.field_name(), "matcher");
+        let r = rules
+            .rule_for(&[k("hooks"), k("Stop"), group.clone(), k("hooks")])
+            .expect("rule");
+        assert!(r.path);
+        assert!(rules.rule_for(&[k("hooks")]).is_none());
+        assert!(rules.rule_for(&[k("other"), k("Stop")]).is_none());
+        assert!(rules.any_below(&[k("hooks"), k("Stop"), group]));
+        assert!(!rules.any_below(&[k("statusLine")]));
+        assert!(KeyRule::parse("hooks=matcher").is_err());
+        assert!(KeyRule::parse("/hooks").is_err());
+        assert!(KeyRule::parse("/a=").is_err());
+    }
+
+    #[test]
+    fn canonical_keys_round_trip() {
+        let path = vec![
+            k("hooks"),
+            k("Session/Start[x]~"),
+            Seg::Elem {
+                field: "matcher".into(),
+                key: "a]b\\c".into(),
+            },
+            k("hooks"),
+            Seg::Elem {
+                field: "command".into(),
+                key: "node /home/u/z/h.js".into(),
+            },
+        ];
+        let key = format_key(&path);
+        assert_eq!(
+            key,
+            "/hooks/Session~1Start~2x]~0[matcher=a\\]b\\\\c]/hooks[command=node /home/u/z/h.js]"
+        );
+        assert_eq!(parse_key(&key), Some(path));
+        assert_eq!(
+            parse_key("/permissions/allow[.=Bash(git status)]").map(|p| p.len()),
+            Some(3)
+        );
+        assert_eq!(parse_key("model"), None);
+        assert_eq!(parse_key("/a[unterminated"), None);
+        assert_eq!(parse_key(""), Some(vec![]));
+    }
+
+    #[test]
+    fn path_variants_normalize_to_one_key() {
+        let resolve = |p: &str| p.strip_prefix("/link/").map(|r| format!("/home/u/{r}"));
+        let mut norm = PathNorm::new(Some("/home/u"), Some(&resolve));
+        let want = "node /home/u/z/h.js";
+        for variant in [
+            "node ~/z/h.js",
+            "node /home/u/z/h.js",
+            "node \"$HOME/z/h.js\"",
+            "node '${HOME}/z/h.js'",
+            "node   /link/z/h.js",
+        ] {
+            assert_eq!(norm.normalize(variant), want, "{variant}");
+        }
+        // Exact match, never a prefix: a longer command is another entry.
+        assert_ne!(norm.normalize("node ~/z/h.js --x"), want);
+        assert_eq!(norm.normalize("node \"/a b/c.js\" x"), "node /a b/c.js x");
+        assert_eq!(norm.normalize("echo ~user/x"), "echo ~user/x");
+    }
+
+    #[test]
+    fn seeds_select_by_segment() {
+        assert!(under("/model", "/model"));
+        assert!(under("/statusLine/type", "/statusLine"));
+        assert!(under("/a[x=1]", "/a"));
+        assert!(!under("/models", "/model"));
+    }
+}

@@ -1,0 +1,550 @@
+//! The passes: the forward pass (template entries into the file), the reverse pass (entries
+//! the template no longer has, or all of an owner's entries on removal) and the listing.
+//!
+//! The template and the registry are merged into one tree of wanted entries; the tree is
+//! walked together with the file, looking only inside the containers it names, and every
+//! decision becomes a splice (see `splice`). The rules for one entry are in `decide`.
+
+mod decide;
+
+use decide::Op;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
+
+use super::error::{EntryError, EntryWarning, Input, Location, SyntaxKind, WarningKind};
+use super::keys::{Field, KeyRule, PathNorm, Seg};
+use super::registry::{RegisteredEntry, Registry};
+use super::scan::{self, ContainerSpan, Layout, ScanError};
+use super::splice::{self, Edit, NewItem};
+use super::tree::{Item, Kind, Node, Wanted};
+use super::value::Json;
+use super::{EntryAction, EntryOptions, EntryReport, EntryState};
+
+/// What a walk does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Forward and reverse pass against a template.
+    Sync,
+    /// Uninstall: every entry of the owner goes through the reverse pass.
+    Remove,
+    /// Report states only.
+    List,
+}
+
+/// What becomes of a container value after its walk.
+enum Fate {
+    Keep,
+    Gone,
+    Replace(Json),
+}
+
+/// The result of a walk.
+pub(crate) struct Outcome {
+    pub(crate) new: Vec<u8>,
+    pub(crate) registry: Registry,
+    pub(crate) entries: Vec<EntryReport>,
+    pub(crate) warnings: Vec<EntryWarning>,
+}
+
+pub(crate) struct Walk<'a, 'o> {
+    src: &'a [u8],
+    layout: Layout,
+    mode: Mode,
+    opts: &'a EntryOptions<'o>,
+    owner: &'a str,
+    have_registry: bool,
+    norm: PathNorm<'a>,
+    edits: Vec<Edit>,
+    reports: Vec<EntryReport>,
+    warnings: Vec<(WarningKind, String, Option<usize>)>,
+    reg: Registry,
+    drift: Vec<String>,
+    removals: usize,
+}
+
+fn scan_err(src: &[u8], e: ScanError) -> EntryError {
+    EntryError::Syntax {
+        input: Input::Target,
+        location: scan::location(src, e.at),
+        kind: SyntaxKind::Other("unexpected text".to_owned()),
+    }
+}
+
+fn pointer_segment(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+impl<'a, 'o> Walk<'a, 'o> {
+    pub(crate) fn new(
+        src: &'a [u8],
+        mode: Mode,
+        opts: &'a EntryOptions<'o>,
+        owner: &'a str,
+        have_registry: bool,
+    ) -> Walk<'a, 'o> {
+        Walk {
+            src,
+            layout: scan::layout(src, None),
+            mode,
+            opts,
+            owner,
+            have_registry,
+            norm: PathNorm::new(opts.home.as_deref(), opts.resolve),
+            edits: Vec::new(),
+            reports: Vec::new(),
+            warnings: Vec::new(),
+            reg: Registry::default(),
+            drift: Vec::new(),
+            removals: 0,
+        }
+    }
+
+    /// Runs the walk over the whole document.
+    pub(crate) fn run(mut self, wanted: &Wanted) -> Result<Outcome, EntryError> {
+        let src = self.src;
+        let new = match scan::root_start(src) {
+            None => {
+                let json = self.build_new(&wanted.root, "", "");
+                let bom = if src.starts_with(scan::BOM) {
+                    scan::BOM
+                } else {
+                    &[]
+                };
+                match json {
+                    Some(Json::Obj(members)) if !members.is_empty() => {
+                        let items: Vec<NewItem> = members
+                            .into_iter()
+                            .map(|(k, v)| NewItem::Member(k, v))
+                            .collect();
+                        let mut out = bom.to_vec();
+                        out.extend_from_slice(
+                            splice::new_document(&self.layout, &items).as_bytes(),
+                        );
+                        out
+                    }
+                    _ => src.to_vec(),
+                }
+            }
+            Some(i) if src[i] == b'{' => {
+                let root = scan::container(src, i).map_err(|e| scan_err(src, e))?;
+                self.layout = scan::layout(src, Some(&root));
+                self.walk_object(&wanted.root, &root, "")?;
+                let edits = std::mem::take(&mut self.edits);
+                splice::apply(src, edits)
+                    .ok_or_else(|| EntryError::InvalidOutput("overlapping edits".to_owned()))?
+            }
+            Some(i) => {
+                return Err(EntryError::NotAnObject {
+                    input: Input::Target,
+                    location: scan::location(src, i),
+                });
+            }
+        };
+        if !self.drift.is_empty() {
+            return Err(EntryError::Drift(self.drift));
+        }
+        if new != src
+            && let Err((_, loc, kind)) = scan::validate(&new, Input::Target)
+        {
+            return Err(EntryError::InvalidOutput(format!("{loc}: {kind}")));
+        }
+        let lines = LineIndex::new(src, self.warnings.iter().any(|w| w.2.is_some()));
+        let warnings = self
+            .warnings
+            .into_iter()
+            .map(|(kind, key, at)| EntryWarning {
+                kind,
+                key,
+                location: at.map(|a| lines.location(src, a)),
+            })
+            .collect();
+        Ok(Outcome {
+            new,
+            registry: self.reg,
+            entries: self.reports,
+            warnings,
+        })
+    }
+
+    fn warn(&mut self, kind: WarningKind, key: &str, at: Option<usize>) {
+        self.warnings.push((kind, key.to_owned(), at));
+    }
+
+    fn report(&mut self, key: &str, pointer: &str, state: EntryState, action: EntryAction) {
+        self.reports.push(EntryReport {
+            owner: self.owner.to_owned(),
+            key: key.to_owned(),
+            pointer: pointer.to_owned(),
+            state,
+            action,
+        });
+    }
+
+    fn keep(&mut self, key: &str, r: RegisteredEntry) {
+        self.reg.entries.insert(key.to_owned(), r);
+    }
+
+    /// Builds the value of a container the file does not have; `None` when nothing of it is
+    /// to be written.
+    fn build_new(&mut self, node: &Node, key: &str, ptr: &str) -> Option<Json> {
+        let mut members: Vec<(String, Json)> = Vec::new();
+        let mut elems: Vec<Json> = Vec::new();
+        for child in &node.children {
+            let cptr = match &child.seg {
+                Seg::Key(k) => format!("{ptr}/{}", pointer_segment(k)),
+                Seg::Elem { .. } => format!("{ptr}/-"),
+            };
+            let value = match &child.item {
+                Item::Entry(e) => match self.decide(e, &child.key, &cptr, None) {
+                    Op::Insert(j) => Some(j),
+                    _ => None,
+                },
+                Item::Node(n) => self.build_new(n, &child.key, &cptr),
+            };
+            if let Some(v) = value {
+                match &child.seg {
+                    Seg::Key(k) => members.push((k.clone(), v)),
+                    Seg::Elem { .. } => elems.push(v),
+                }
+            }
+        }
+        let wanted_empty = node.in_template && node.children.is_empty() && self.mode == Mode::Sync;
+        if members.is_empty() && elems.is_empty() && !wanted_empty {
+            return None;
+        }
+        if !key.is_empty() {
+            self.reg.containers.insert(key.to_owned());
+        }
+        match node.kind {
+            Kind::Keyed(_) => Some(Json::Arr(elems)),
+            Kind::Object | Kind::Any => {
+                if let (Some(field), Some((v, pos))) = (&node.ident_field, &node.ident) {
+                    members.insert((*pos).min(members.len()), (field.clone(), v.clone()));
+                }
+                Some(Json::Obj(members))
+            }
+        }
+    }
+
+    /// Keeps the registered entries under a node the walk cannot enter.
+    fn carry(&mut self, node: &Node) {
+        for child in &node.children {
+            match &child.item {
+                Item::Entry(e) => {
+                    if let Some(r) = &e.reg {
+                        self.keep(&child.key, r.clone());
+                    }
+                }
+                Item::Node(n) => {
+                    if n.created {
+                        self.reg.containers.insert(child.key.clone());
+                    }
+                    self.carry(n);
+                }
+            }
+        }
+    }
+
+    /// Walks the container value at `start` for `node`; true when the container itself is
+    /// to be removed (created by the owner, no longer wanted, and left empty).
+    fn walk_value(
+        &mut self,
+        node: &Node,
+        key: &str,
+        ptr: &str,
+        start: usize,
+    ) -> Result<Fate, EntryError> {
+        let src = self.src;
+        let first = src.get(start).copied();
+        let edits_before = self.edits.len();
+        let removals_before = self.removals;
+        let remaining = match (&node.kind, first) {
+            (Kind::Object, Some(b'{')) => {
+                let c = scan::container(src, start).map_err(|e| scan_err(src, e))?;
+                self.walk_object(node, &c, ptr)?
+            }
+            (Kind::Keyed(rule), Some(b'[')) => {
+                let c = scan::container(src, start).map_err(|e| scan_err(src, e))?;
+                self.walk_array(node, rule, &c, ptr)?
+            }
+            (Kind::Any, Some(b'{' | b'[')) => {
+                let c = scan::container(src, start).map_err(|e| scan_err(src, e))?;
+                let ident = node.ident_field.as_deref();
+                c.items
+                    .iter()
+                    .filter(|i| i.key.is_none() || i.key.as_deref() != ident)
+                    .count()
+            }
+            _ => {
+                if let Some(r) = &node.leaf_reg
+                    && self.mode == Mode::Sync
+                    && node.in_template
+                    && self.file_value(start)?.hash() == r.hash
+                {
+                    // A plain value this owner wrote, untouched, that the template made a
+                    // container: replaced by the container.
+                    self.report(key, ptr, EntryState::Pristine, EntryAction::Pruned);
+                    return Ok(match self.build_new(node, key, ptr) {
+                        Some(j) => Fate::Replace(j),
+                        None => Fate::Gone,
+                    });
+                }
+                let expected = if matches!(node.kind, Kind::Keyed(_)) {
+                    "array"
+                } else {
+                    "object"
+                };
+                self.warn(WarningKind::ShapeMismatch { expected }, key, Some(start));
+                if node.created {
+                    self.reg.containers.insert(key.to_owned());
+                }
+                self.carry(node);
+                return Ok(Fate::Keep);
+            }
+        };
+        let unwanted = self.mode == Mode::Remove || !node.in_template;
+        // A container goes with the owner's last entry in it when the owner created it, or,
+        // when co-owned entries are pruned, when entries were removed from it just now.
+        let emptied = self.opts.prune_adopted && self.removals > removals_before;
+        let gone =
+            (node.created || emptied) && unwanted && remaining == 0 && self.mode != Mode::List;
+        if gone {
+            self.edits.truncate(edits_before);
+            return Ok(Fate::Gone);
+        }
+        if node.created && (!unwanted || self.mode == Mode::List) {
+            self.reg.containers.insert(key.to_owned());
+        }
+        Ok(Fate::Keep)
+    }
+
+    fn file_value(&self, start: usize) -> Result<Json, EntryError> {
+        Json::parse_at(self.src, start)
+            .map(|(v, _)| v)
+            .map_err(|e| scan_err(self.src, e))
+    }
+
+    /// Walks an object; returns how many members it has afterwards (its identifying member
+    /// not counted).
+    fn walk_object(
+        &mut self,
+        node: &Node,
+        c: &ContainerSpan,
+        ptr: &str,
+    ) -> Result<usize, EntryError> {
+        let mut index: HashMap<&str, usize> = HashMap::with_capacity(c.items.len());
+        for (i, item) in c.items.iter().enumerate() {
+            if let Some(k) = item.key.as_deref() {
+                index.entry(k).or_insert(i);
+            }
+        }
+        let mut removed = vec![false; c.items.len()];
+        let mut appends = Vec::new();
+        for child in &node.children {
+            let Seg::Key(name) = &child.seg else { continue };
+            let cptr = format!("{ptr}/{}", pointer_segment(name));
+            let found = index.get(name.as_str()).copied();
+            match (&child.item, found) {
+                (Item::Entry(e), Some(i)) => {
+                    let start = c.items[i].value.start;
+                    let v = self.file_value(start)?;
+                    match self.decide(e, &child.key, &cptr, Some((&v, start))) {
+                        Op::Replace(j) => {
+                            if let Some(edit) =
+                                splice::replace_value(self.src, &self.layout, c, i, &j)
+                            {
+                                self.edits.push(edit);
+                            }
+                        }
+                        Op::Remove => removed[i] = true,
+                        Op::Keep | Op::Insert(_) => {}
+                    }
+                }
+                (Item::Entry(e), None) => {
+                    if let Op::Insert(j) = self.decide(e, &child.key, &cptr, None) {
+                        appends.push(NewItem::Member(name.clone(), j));
+                    }
+                }
+                (Item::Node(n), Some(i)) => {
+                    match self.walk_value(n, &child.key, &cptr, c.items[i].value.start)? {
+                        Fate::Keep => {}
+                        Fate::Gone => removed[i] = true,
+                        Fate::Replace(j) => {
+                            if let Some(edit) =
+                                splice::replace_value(self.src, &self.layout, c, i, &j)
+                            {
+                                self.edits.push(edit);
+                            }
+                        }
+                    }
+                }
+                (Item::Node(n), None) => {
+                    if let Some(j) = self.build_new(n, &child.key, &cptr) {
+                        appends.push(NewItem::Member(name.clone(), j));
+                    }
+                }
+            }
+        }
+        splice::container_edits(
+            self.src,
+            &self.layout,
+            c,
+            &removed,
+            &appends,
+            &mut self.edits,
+        );
+        let ident = node.ident_field.as_deref();
+        let kept = c
+            .items
+            .iter()
+            .zip(&removed)
+            .filter(|(item, gone)| !**gone && (ident.is_none() || item.key.as_deref() != ident))
+            .count();
+        Ok(kept + appends.len())
+    }
+
+    /// The key of the element at `start`, borrowed from the source when no normalization or
+    /// unescaping is needed (the common case for large arrays).
+    fn element_key(&mut self, rule: &KeyRule, start: usize) -> Result<Cow<'a, [u8]>, EntryError> {
+        let src: &'a [u8] = self.src;
+        let value_at = match &rule.field {
+            Field::Itself => Some(start),
+            Field::Member(f) => scan::find_member(src, start, f).map_err(|e| scan_err(src, e))?,
+        };
+        let Some(at) = value_at else {
+            return Ok(Cow::Borrowed(b""));
+        };
+        if !rule.path && src.get(at) == Some(&b'"') {
+            let end = scan::string_end(src, at).map_err(|e| scan_err(src, e))?;
+            let raw = &src[at + 1..end - 1];
+            if !raw.contains(&b'\\') {
+                // Validated strict JSON: the raw bytes are the string's UTF-8.
+                return Ok(Cow::Borrowed(raw));
+            }
+        }
+        let v = self.file_value(at)?;
+        Ok(Cow::Owned(
+            self.norm.element_key(rule, Some(&v)).into_bytes(),
+        ))
+    }
+
+    fn walk_array(
+        &mut self,
+        node: &Node,
+        rule: &KeyRule,
+        c: &ContainerSpan,
+        ptr: &str,
+    ) -> Result<usize, EntryError> {
+        // Only the keys the tree asks for are looked up; other elements cost one key each.
+        let mut wanted: FxHashMap<&[u8], usize> = FxHashMap::default();
+        for (ci, child) in node.children.iter().enumerate() {
+            if let Seg::Elem { key, .. } = &child.seg {
+                wanted.insert(key.as_bytes(), ci);
+            }
+        }
+        let mut at: Vec<Option<usize>> = vec![None; node.children.len()];
+        let mut dup = vec![false; node.children.len()];
+        if !wanted.is_empty() {
+            for (i, item) in c.items.iter().enumerate() {
+                let k = self.element_key(rule, item.value.start)?;
+                if let Some(&ci) = wanted.get(k.as_ref()) {
+                    if at[ci].is_some() {
+                        dup[ci] = true;
+                    } else {
+                        at[ci] = Some(i);
+                    }
+                }
+            }
+        }
+        let mut removed = vec![false; c.items.len()];
+        let mut appends = Vec::new();
+        for (ci, child) in node.children.iter().enumerate() {
+            let found = at[ci];
+            if dup[ci] {
+                let at = found.map(|i| c.items[i].value.start);
+                self.warn(WarningKind::DuplicateElement, &child.key, at);
+            }
+            let cptr = match found {
+                Some(i) => format!("{ptr}/{i}"),
+                None => format!("{ptr}/-"),
+            };
+            match (&child.item, found) {
+                (Item::Entry(e), Some(i)) => {
+                    let start = c.items[i].value.start;
+                    let v = self.file_value(start)?;
+                    match self.decide(e, &child.key, &cptr, Some((&v, start))) {
+                        Op::Replace(j) => {
+                            if let Some(edit) =
+                                splice::replace_value(self.src, &self.layout, c, i, &j)
+                            {
+                                self.edits.push(edit);
+                            }
+                        }
+                        Op::Remove => removed[i] = true,
+                        Op::Keep | Op::Insert(_) => {}
+                    }
+                }
+                (Item::Entry(e), None) => {
+                    if let Op::Insert(j) = self.decide(e, &child.key, &cptr, None) {
+                        appends.push(NewItem::Elem(j));
+                    }
+                }
+                (Item::Node(n), Some(i)) => {
+                    match self.walk_value(n, &child.key, &cptr, c.items[i].value.start)? {
+                        Fate::Keep => {}
+                        Fate::Gone => removed[i] = true,
+                        Fate::Replace(j) => {
+                            if let Some(edit) =
+                                splice::replace_value(self.src, &self.layout, c, i, &j)
+                            {
+                                self.edits.push(edit);
+                            }
+                        }
+                    }
+                }
+                (Item::Node(n), None) => {
+                    if let Some(j) = self.build_new(n, &child.key, &cptr) {
+                        appends.push(NewItem::Elem(j));
+                    }
+                }
+            }
+        }
+        splice::container_edits(
+            self.src,
+            &self.layout,
+            c,
+            &removed,
+            &appends,
+            &mut self.edits,
+        );
+        Ok(removed.iter().filter(|r| !**r).count() + appends.len())
+    }
+}
+
+/// Line starts, built only when a location is needed.
+struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    fn new(src: &[u8], needed: bool) -> LineIndex {
+        let mut starts = vec![0];
+        if needed {
+            starts.extend(memchr::memchr_iter(b'\n', src).map(|p| p + 1));
+        }
+        LineIndex { starts }
+    }
+
+    fn location(&self, src: &[u8], at: usize) -> Location {
+        let line = self.starts.partition_point(|&s| s <= at).max(1);
+        let start = self.starts[line - 1];
+        let column = String::from_utf8_lossy(&src[start..at.min(src.len()).max(start)])
+            .chars()
+            .count()
+            + 1;
+        Location { line, column }
+    }
+}

@@ -1,0 +1,396 @@
+//! The tree of wanted entries: the template's entries, with the owner's registry attached.
+//!
+//! Objects and keyed arrays of the template are nodes; leaf members and keyed elements are
+//! entries. Registered keys the template no longer has are added as entries without a
+//! template value (for the reverse pass), creating nodes outside the template where needed;
+//! containers the owner created are marked on their nodes.
+
+use std::collections::HashMap;
+
+use super::error::EntryError;
+use super::keys::{self, Field, KeyRule, KeyRules, PathNorm, Seg};
+use super::registry::RegisteredEntry;
+use super::value::Json;
+
+pub(crate) struct Entry {
+    pub(crate) template: Option<Json>,
+    pub(crate) seed: bool,
+    pub(crate) reg: Option<RegisteredEntry>,
+    /// Registered entries and created containers below this key: the template turned a
+    /// container the owner wrote into a plain value.
+    below: Vec<(String, RegisteredEntry)>,
+    below_containers: Vec<String>,
+}
+
+impl Entry {
+    fn new(template: Option<Json>, seed: bool, reg: Option<RegisteredEntry>) -> Entry {
+        Entry {
+            template,
+            seed,
+            reg,
+            below: Vec::new(),
+            below_containers: Vec::new(),
+        }
+    }
+
+    /// The value the owner left at this key when it was a container of its own: rebuilt from
+    /// the registered entries below it (object members only); `None` when it was not.
+    pub(crate) fn owned_container(&self, key: &str) -> Option<Json> {
+        if !self.below_containers.iter().any(|c| c == key) {
+            return None;
+        }
+        let mut root = Json::Obj(Vec::new());
+        let rel = |k: &str| -> Option<Vec<String>> {
+            keys::parse_key(k.strip_prefix(key)?)?
+                .into_iter()
+                .map(|s| match s {
+                    Seg::Key(k) => Some(k),
+                    Seg::Elem { .. } => None,
+                })
+                .collect()
+        };
+        for c in &self.below_containers {
+            insert_path(&mut root, &rel(c)?, None);
+        }
+        for (k, r) in &self.below {
+            insert_path(&mut root, &rel(k)?, Some(Json::from_serde(&r.base)));
+        }
+        Some(root)
+    }
+}
+
+fn insert_path(root: &mut Json, path: &[String], value: Option<Json>) {
+    let Some((first, rest)) = path.split_first() else {
+        if let Some(v) = value {
+            *root = v;
+        }
+        return;
+    };
+    let Json::Obj(members) = root else { return };
+    let i = match members.iter().position(|(k, _)| k == first) {
+        Some(i) => i,
+        None => {
+            members.push((first.clone(), Json::Obj(Vec::new())));
+            members.len() - 1
+        }
+    };
+    insert_path(&mut members[i].1, rest, value);
+}
+
+pub(crate) enum Item {
+    Entry(Entry),
+    Node(Node),
+}
+
+pub(crate) struct Child {
+    pub(crate) seg: Seg,
+    pub(crate) key: String,
+    pub(crate) item: Item,
+}
+
+#[derive(Clone)]
+pub(crate) enum Kind {
+    Object,
+    Keyed(KeyRule),
+    /// A container known only from the registry's list of created containers.
+    Any,
+}
+
+pub(crate) struct Node {
+    pub(crate) kind: Kind,
+    pub(crate) in_template: bool,
+    pub(crate) created: bool,
+    /// For an element of a keyed array: the identifying member (name, template value and
+    /// its position among the template's members, when the template has it).
+    pub(crate) ident_field: Option<String>,
+    pub(crate) ident: Option<(Json, usize)>,
+    /// A registered plain value at this key (the template turned it into a container).
+    pub(crate) leaf_reg: Option<RegisteredEntry>,
+    pub(crate) children: Vec<Child>,
+    index: HashMap<Seg, usize>,
+}
+
+impl Node {
+    fn new(kind: Kind, in_template: bool) -> Node {
+        Node {
+            kind,
+            in_template,
+            created: false,
+            ident_field: None,
+            ident: None,
+            leaf_reg: None,
+            children: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+
+    fn push(&mut self, child: Child) {
+        self.index.insert(child.seg.clone(), self.children.len());
+        self.children.push(child);
+    }
+}
+
+/// The template and registry merged into one tree.
+pub(crate) struct Wanted {
+    pub(crate) root: Node,
+    template_keys: Vec<String>,
+}
+
+/// Builds the tree of wanted entries from the template's top-level members.
+pub(crate) fn wanted(
+    template: &[(String, Json)],
+    rules: &KeyRules,
+    seeds: &[String],
+    norm: &mut PathNorm<'_>,
+) -> Result<Wanted, EntryError> {
+    let mut b = Builder {
+        rules,
+        seeds,
+        norm,
+        keys: Vec::new(),
+    };
+    let mut path = Vec::new();
+    let root = b.object(template, &mut path)?;
+    Ok(Wanted {
+        root,
+        template_keys: b.keys,
+    })
+}
+
+struct Builder<'r, 'n, 'o> {
+    rules: &'r KeyRules,
+    seeds: &'r [String],
+    norm: &'n mut PathNorm<'o>,
+    keys: Vec<String>,
+}
+
+impl Builder<'_, '_, '_> {
+    fn entry(&mut self, key: &str, v: &Json) -> Item {
+        self.keys.push(key.to_owned());
+        let seed = self.seeds.iter().any(|s| keys::under(key, s));
+        Item::Entry(Entry::new(Some(v.clone()), seed, None))
+    }
+
+    fn object(
+        &mut self,
+        members: &[(String, Json)],
+        path: &mut Vec<Seg>,
+    ) -> Result<Node, EntryError> {
+        let mut node = Node::new(Kind::Object, true);
+        for (name, v) in members {
+            path.push(Seg::Key(name.clone()));
+            let key = keys::format_key(path);
+            let item = match v {
+                Json::Obj(m) => Item::Node(self.object(m, path)?),
+                Json::Arr(a) => match self.rules.rule_for(path) {
+                    Some(rule) => Item::Node(self.keyed(a, rule.clone(), path)?),
+                    None => self.entry(&key, v),
+                },
+                _ => self.entry(&key, v),
+            };
+            let seg = path.pop().unwrap_or(Seg::Key(String::new()));
+            node.push(Child { seg, key, item });
+        }
+        Ok(node)
+    }
+
+    fn keyed(
+        &mut self,
+        elems: &[Json],
+        rule: KeyRule,
+        path: &mut Vec<Seg>,
+    ) -> Result<Node, EntryError> {
+        let mut node = Node::new(Kind::Keyed(rule.clone()), true);
+        for e in elems {
+            let fv = match &rule.field {
+                Field::Itself => Some(e),
+                Field::Member(f) => e.get(f),
+            };
+            let seg = Seg::Elem {
+                field: rule.field_name().to_owned(),
+                key: self.norm.element_key(&rule, fv),
+            };
+            path.push(seg.clone());
+            let key = keys::format_key(path);
+            if node.index.contains_key(&seg) {
+                return Err(EntryError::TemplateDuplicate { key });
+            }
+            let item = match (&rule.field, e) {
+                (Field::Member(f), Json::Obj(m)) if self.rules.any_below(path) => {
+                    let pos = m.iter().position(|(n, _)| n == f);
+                    let rest: Vec<(String, Json)> =
+                        m.iter().filter(|(n, _)| n != f).cloned().collect();
+                    let mut n = self.object(&rest, path)?;
+                    n.ident_field = Some(f.clone());
+                    n.ident = pos.map(|p| (m[p].1.clone(), p));
+                    Item::Node(n)
+                }
+                _ => self.entry(&key, e),
+            };
+            path.pop();
+            node.push(Child { seg, key, item });
+        }
+        Ok(node)
+    }
+}
+
+impl Wanted {
+    /// Canonical keys of the template's entries.
+    pub(crate) fn template_keys(&self) -> &[String] {
+        &self.template_keys
+    }
+
+    /// Attaches a registered entry; a key that no longer fits the tree is reported.
+    pub(crate) fn attach(&mut self, key: &str, reg: RegisteredEntry, rules: &KeyRules) -> bool {
+        let Some(path) = keys::parse_key(key) else {
+            return false;
+        };
+        let Some(last) = path.last() else {
+            return false;
+        };
+        let node = match descend(&mut self.root, &path, path.len() - 1, rules) {
+            Landing::Node(n) => n,
+            Landing::UnderEntry(e) => {
+                e.below.push((key.to_owned(), reg));
+                return true;
+            }
+            Landing::Lost => return false,
+        };
+        match node.index.get(last).copied() {
+            Some(i) => match &mut node.children[i].item {
+                Item::Entry(e) => {
+                    e.reg = Some(reg);
+                    true
+                }
+                Item::Node(n) => {
+                    n.leaf_reg = Some(reg);
+                    true
+                }
+            },
+            None => {
+                if !fits(node, last) {
+                    return false;
+                }
+                node.push(Child {
+                    seg: last.clone(),
+                    key: key.to_owned(),
+                    item: Item::Entry(Entry::new(None, reg.seed, Some(reg))),
+                });
+                true
+            }
+        }
+    }
+
+    /// Marks a container as created by the owner.
+    pub(crate) fn mark_created(&mut self, key: &str, rules: &KeyRules) {
+        let Some(path) = keys::parse_key(key) else {
+            return;
+        };
+        let Some(last) = path.last() else { return };
+        let node = match descend(&mut self.root, &path, path.len() - 1, rules) {
+            Landing::Node(n) => n,
+            Landing::UnderEntry(e) => {
+                e.below_containers.push(key.to_owned());
+                return;
+            }
+            Landing::Lost => return,
+        };
+        let i = match node.index.get(last).copied() {
+            Some(i) => i,
+            None => {
+                if !fits(node, last) {
+                    return;
+                }
+                let mut n = Node::new(Kind::Any, false);
+                if let (Seg::Elem { field, .. }, Kind::Keyed(_)) = (last, &node.kind) {
+                    n.ident_field = Some(field.clone());
+                }
+                node.push(Child {
+                    seg: last.clone(),
+                    key: key.to_owned(),
+                    item: Item::Node(n),
+                });
+                node.children.len() - 1
+            }
+        };
+        match &mut node.children[i].item {
+            Item::Node(n) => n.created = true,
+            Item::Entry(e) => e.below_containers.push(key.to_owned()),
+        }
+    }
+}
+
+fn fits(node: &Node, seg: &Seg) -> bool {
+    match (&node.kind, seg) {
+        (Kind::Object, Seg::Key(_)) => true,
+        (Kind::Keyed(rule), Seg::Elem { field, .. }) => rule.field_name() == field,
+        _ => false,
+    }
+}
+
+/// The kind of the container at `path[..=i]`, from the step that follows it.
+fn kind_for(path: &[Seg], i: usize, rules: &KeyRules) -> Option<Kind> {
+    match path.get(i + 1) {
+        Some(Seg::Elem { field, .. }) => rules
+            .rule_for(&path[..=i])
+            .filter(|r| r.field_name() == field)
+            .cloned()
+            .or_else(|| KeyRule::new("/", field).ok())
+            .map(Kind::Keyed),
+        _ => Some(Kind::Object),
+    }
+}
+
+enum Landing<'n> {
+    Node(&'n mut Node),
+    /// The path passes through a template entry (a plain value now).
+    UnderEntry(&'n mut Entry),
+    Lost,
+}
+
+/// The node at `path[..depth]`, created (as not in the template) where missing.
+fn descend<'n>(
+    mut node: &'n mut Node,
+    path: &[Seg],
+    depth: usize,
+    rules: &KeyRules,
+) -> Landing<'n> {
+    for (i, seg) in path.iter().enumerate().take(depth) {
+        if !fits(node, seg) {
+            return Landing::Lost;
+        }
+        let idx = match node.index.get(seg).copied() {
+            Some(idx) => idx,
+            None => {
+                let Some(kind) = kind_for(path, i, rules) else {
+                    return Landing::Lost;
+                };
+                let mut n = Node::new(kind, false);
+                if let (Seg::Elem { field, .. }, Kind::Keyed(_)) = (seg, &node.kind) {
+                    n.ident_field = Some(field.clone());
+                }
+                let key = keys::format_key(&path[..=i]);
+                node.push(Child {
+                    seg: seg.clone(),
+                    key,
+                    item: Item::Node(n),
+                });
+                node.children.len() - 1
+            }
+        };
+        node = match &mut node.children[idx].item {
+            Item::Node(n) => {
+                // A container known only as created learns its kind from the path.
+                if matches!(n.kind, Kind::Any) {
+                    match kind_for(path, i, rules) {
+                        Some(kind) => n.kind = kind,
+                        None => return Landing::Lost,
+                    }
+                }
+                n
+            }
+            Item::Entry(e) => return Landing::UnderEntry(e),
+        };
+    }
+    Landing::Node(node)
+}
