@@ -76,6 +76,10 @@ pub struct Entry {
     pub create: Option<bool>,
     /// `on_drift`.
     pub on_drift: Option<OnDrift>,
+    /// `keys` (strict JSON): key rules, `PATTERN=FIELD`.
+    pub keys: Vec<String>,
+    /// `prune_adopted` (strict JSON).
+    pub prune_adopted: Option<bool>,
 }
 
 /// What an entry asks for.
@@ -99,7 +103,15 @@ pub enum What {
 
 const TOP_KEYS: &[&str] = &["owner", "file", "block"];
 const FILE_KEYS: &[&str] = &[
-    "path", "template", "owner", "format", "at", "create", "on_drift",
+    "path",
+    "template",
+    "owner",
+    "format",
+    "at",
+    "create",
+    "on_drift",
+    "keys",
+    "prune_adopted",
 ];
 const BLOCK_KEYS: &[&str] = &[
     "path",
@@ -331,6 +343,41 @@ impl EntryCx<'_> {
                 ));
             }
         };
+        let keys = match self.table.get("keys") {
+            None => Vec::new(),
+            Some(v) => {
+                let t = v.as_table_like().ok_or_else(|| {
+                    self.err(
+                        Some("keys"),
+                        "`keys` must be a table of key rules, e.g. keys = { \"/hooks/*\" = \"matcher\" }"
+                            .to_owned(),
+                    )
+                })?;
+                let mut rules = Vec::new();
+                for (pattern, field) in t.iter() {
+                    let field = field.as_str().ok_or_else(|| {
+                        self.err(
+                            Some("keys"),
+                            format!("`keys`: `{pattern}` must name a field (a string)"),
+                        )
+                    })?;
+                    let rule = format!("{pattern}={field}");
+                    crate::entries::KeyRule::parse(&rule)
+                        .map_err(|e| self.err(Some("keys"), format!("`keys`: {e}")))?;
+                    rules.push(rule);
+                }
+                rules
+            }
+        };
+        let prune_adopted = match self.table.get("prune_adopted") {
+            None => None,
+            Some(v) => Some(v.as_bool().ok_or_else(|| {
+                self.err(
+                    Some("prune_adopted"),
+                    "`prune_adopted` must be true or false".to_owned(),
+                )
+            })?),
+        };
         Ok(Entry {
             line: self.header.map_or(1, |o| self.lines.line_of(o)),
             path,
@@ -341,6 +388,8 @@ impl EntryCx<'_> {
             at,
             create,
             on_drift,
+            keys,
+            prune_adopted,
         })
     }
 }
@@ -472,6 +521,9 @@ impl Job<'_> {
     /// the blocks when any `[[file]]` reaches the file, else one `Set` per block. The same
     /// region from two entries must be the same body.
     fn ops(&self, f: Format, manifest: &Path) -> Result<Work, Error> {
+        if f == Format::Json {
+            return self.entries(manifest);
+        }
         let mut regions: Vec<Desired> = Vec::new();
         let mut from: BTreeMap<Identity, usize> = BTreeMap::new();
         let mut owners = BTreeSet::new();
@@ -534,6 +586,53 @@ impl Job<'_> {
     }
 }
 
+impl Job<'_> {
+    /// The work on a strict JSON target: one `[[file]]` template's entries, for its owner.
+    fn entries(&self, manifest: &Path) -> Result<Work, Error> {
+        let mut templates = self.target.entries.iter().filter_map(|e| match &e.what {
+            What::Template { bytes, .. } => Some((e, bytes)),
+            What::Block { .. } => None,
+        });
+        if let Some(block) = self
+            .target
+            .entries
+            .iter()
+            .find(|e| matches!(e.what, What::Block { .. }))
+        {
+            return Err(Error::Usage(format!(
+                "{}:{}: a [[block]] is a region between markers, which a strict JSON file \
+                 cannot hold; give its entries in a [[file]] template",
+                manifest.display(),
+                block.line
+            )));
+        }
+        let Some((e, bytes)) = templates.next() else {
+            return Err(Error::MarkersInJson);
+        };
+        if let Some((other, _)) = templates.next() {
+            return Err(Error::Usage(format!(
+                "{m}:{} and {m}:{} both give a template for the strict JSON file {}; merge \
+                 them into one",
+                e.line,
+                other.line,
+                self.target.shown.display(),
+                m = manifest.display()
+            )));
+        }
+        if e.owner.is_empty() {
+            return Err(Error::Usage(format!(
+                "{}:{}: owned entries need an owner: set `owner`",
+                manifest.display(),
+                e.line
+            )));
+        }
+        Ok(Work::EntriesSync {
+            template: engine::entries_template(bytes)?,
+            owner: e.owner.clone(),
+        })
+    }
+}
+
 /// The configuration of one target: the command line's, overridden by its entries' keys,
 /// which must agree where several entries set the same key.
 fn target_config(
@@ -579,6 +678,14 @@ fn target_config(
     }
     if let Some(d) = agree(t, manifest, "on_drift", |e| e.on_drift)? {
         cfg.plan.on_drift = d;
+    }
+    if let Some(k) = agree(t, manifest, "keys", |e| {
+        (!e.keys.is_empty()).then(|| e.keys.clone())
+    })? {
+        cfg.entries.keys = k;
+    }
+    if let Some(p) = agree(t, manifest, "prune_adopted", |e| e.prune_adopted)? {
+        cfg.entries.prune_adopted = p;
     }
     Ok(cfg)
 }

@@ -13,6 +13,7 @@ use demarcate::{
     At, CommentStyle, Desired, DetectError, EditOptions, Error, Event, FileOutcome, FileReport,
     Foreign, Format, Identity, OnDrift, Op, PlanError, Problem, ProblemKind, ProblemReport, Report,
     Reporter, State, Warning, Work,
+    entries::{EntryError, WarningKind},
 };
 
 /// Manage regions between marker comments inside files people also edit by hand.
@@ -36,6 +37,8 @@ enum Cmd {
         #[command(flatten)]
         read: ReadArgs,
         #[command(flatten)]
+        entry: EntryArgs,
+        #[command(flatten)]
         out: OutArgs,
     },
     /// Report damaged markers, drift and duplicate keys; exit 1 when anything is found.
@@ -48,6 +51,8 @@ enum Cmd {
         targets: Vec<PathBuf>,
         #[command(flatten)]
         read: ReadArgs,
+        #[command(flatten)]
+        entry: EntryArgs,
         #[command(flatten)]
         out: OutArgs,
     },
@@ -90,6 +95,8 @@ enum Cmd {
         id: IdArgs,
         #[command(flatten)]
         read: ReadArgs,
+        #[command(flatten)]
+        entry: EntryArgs,
         #[command(flatten)]
         drift: DriftArgs,
         #[command(flatten)]
@@ -134,6 +141,10 @@ enum Cmd {
         respect_removals: bool,
         #[command(flatten)]
         read: ReadArgs,
+        #[command(flatten)]
+        entry: EntryArgs,
+        #[command(flatten)]
+        seed: SeedArgs,
         #[command(flatten)]
         place: PlaceArgs,
         #[command(flatten)]
@@ -219,6 +230,31 @@ struct ReadArgs {
     /// A foreign block's literal END line (e.g. `# <<< conda initialize <<<`).
     #[arg(long, value_name = "TEXT", requires = "marker_begin")]
     marker_end: Option<String>,
+}
+
+/// Owned entries of strict JSON files.
+#[derive(Debug, Args)]
+struct EntryArgs {
+    /// Strict JSON: a key rule for array elements, `POINTER=FIELD` (`/hooks/*=matcher`,
+    /// `/hooks/*/*/hooks=command:path`, `/permissions/allow=.`); repeatable. Default: the
+    /// rules recorded when the file was last synced.
+    #[arg(long = "key", value_name = "RULE")]
+    keys: Vec<String>,
+}
+
+/// How a template's entries are written into strict JSON.
+#[derive(Debug, Args)]
+struct SeedArgs {
+    /// Strict JSON: an entry written only when absent, never updated (repeatable).
+    #[arg(long = "seed", value_name = "POINTER")]
+    seeds: Vec<String>,
+    /// Strict JSON: in the reverse pass, delete entries adopted without a registry too
+    /// (default: leave them, since they may be the user's).
+    #[arg(long)]
+    prune_adopted: bool,
+    /// Handle a JSONC file as strict JSON entries (it must have no comments).
+    #[arg(long)]
+    entries: bool,
 }
 
 /// Where and how new regions are written.
@@ -402,8 +438,12 @@ impl Reporter for Printer {
     fn event(&self, path: &Path, event: &Event<'_>) {
         let p = path.display();
         match event {
-            Event::Repaired { .. } | Event::Wrote(_) if self.json => {}
-            Event::Repaired { .. } | Event::Wrote(_) | Event::WouldChange | Event::BackedUp(_) => {
+            Event::Repaired { .. } | Event::Wrote(_) | Event::WroteEntry(_) if self.json => {}
+            Event::Repaired { .. }
+            | Event::Wrote(_)
+            | Event::WroteEntry(_)
+            | Event::WouldChange
+            | Event::BackedUp(_) => {
                 self.note(&format!("{p}: {event}"));
             }
             Event::Unchanged => {
@@ -456,6 +496,13 @@ fn warning_text(w: &Warning, command: Command) -> String {
         Warning::NotRemoved { pruning: false, .. } => {
             " (pass --on-drift overwrite to remove it anyway)"
         }
+        Warning::Entry(e) => match e.kind {
+            WarningKind::Drifted => " (pass --on-drift overwrite to replace it)",
+            WarningKind::LeftCoOwned if command != Command::Uninstall => {
+                " (--prune-adopted deletes such entries)"
+            }
+            _ => "",
+        },
         _ => "",
     };
     format!("{w}{hint}")
@@ -501,11 +548,23 @@ fn error_text(path: &Path, e: &Error) -> String {
                     "; pass --format {}",
                     Format::names().collect::<Vec<_>>().join("|")
                 ),
-                DetectError::PlainJson => {
-                    "; pass --format jsonc if every reader of this file accepts JSONC".to_owned()
-                }
             };
             format!("{p}: {d}{hint}")
+        }
+        Error::MarkersInJson => format!(
+            "{p}: {e} (`demarcate sync FILE --template T.json --owner O`), or pass --format \
+             jsonc if every reader of this file accepts comments; nothing was written"
+        ),
+        Error::Entries(entry) => {
+            let hint = match entry {
+                EntryError::Conflict(_) => " (pass --force to transfer them)",
+                EntryError::Drift(_) => {
+                    " (--on-drift fail; keep them with --on-drift keep or replace them with \
+                     --on-drift overwrite)"
+                }
+                _ => "",
+            };
+            format!("{p}: {e}{hint}; nothing was written")
         }
         Error::Validate(e) => format!("{p}: {e}; nothing was written"),
         Error::Plan(_) | Error::Unrepairable(_) => {
@@ -558,6 +617,7 @@ fn file_report(o: &FileOutcome, command: Command) -> FileReport {
             .map(|w| warning_text(w, command))
             .collect(),
         error: o.error.as_ref().map(|e| error_text(&o.path, e)),
+        entries: o.entries.clone(),
         diff: o.diff.clone(),
     }
 }
@@ -565,6 +625,8 @@ fn file_report(o: &FileOutcome, command: Command) -> FileReport {
 /// The flag groups a command has (`None`: the command does not take them).
 struct Parts<'a> {
     read: Option<&'a ReadArgs>,
+    entry: Option<&'a EntryArgs>,
+    seed: Option<&'a SeedArgs>,
     place: Option<&'a PlaceArgs>,
     drift: Option<&'a DriftArgs>,
     write: Option<&'a WriteArgs>,
@@ -589,15 +651,23 @@ impl Cmd {
     fn parts(&self) -> Option<Parts<'_>> {
         let p = |read, place, drift, write, out| Parts {
             read,
+            entry: None,
+            seed: None,
             place,
             drift,
             write,
             out,
         };
         Some(match self {
-            Self::List { read, out, .. } | Self::Check { read, out, .. } => {
-                p(Some(read), None, None, None, out)
+            Self::List {
+                read, entry, out, ..
             }
+            | Self::Check {
+                read, entry, out, ..
+            } => Parts {
+                entry: Some(entry),
+                ..p(Some(read), None, None, None, out)
+            },
             Self::Set {
                 read,
                 place,
@@ -605,22 +675,32 @@ impl Cmd {
                 write,
                 out,
                 ..
-            }
-            | Self::Sync {
+            } => p(Some(read), Some(place), Some(drift), Some(write), out),
+            Self::Sync {
                 read,
+                entry,
+                seed,
                 place,
                 drift,
                 write,
                 out,
                 ..
-            } => p(Some(read), Some(place), Some(drift), Some(write), out),
+            } => Parts {
+                entry: Some(entry),
+                seed: Some(seed),
+                ..p(Some(read), Some(place), Some(drift), Some(write), out)
+            },
             Self::Remove {
                 read,
+                entry,
                 drift,
                 write,
                 out,
                 ..
-            } => p(Some(read), None, Some(drift), Some(write), out),
+            } => Parts {
+                entry: Some(entry),
+                ..p(Some(read), None, Some(drift), Some(write), out)
+            },
             Self::Repair {
                 read, write, out, ..
             } => p(Some(read), None, None, Some(write), out),
@@ -731,13 +811,24 @@ where
                 Err(msg) => usage(target, &opts, msg),
             });
         }
-        Cmd::Remove { target, id, .. } => outcomes.push(match identity(id, &opts) {
-            Ok(id) => {
-                let ops = vec![Op::Remove(id)];
-                one(target, &opts, &|_| Ok(Work::Ops(ops.clone())), &out)
-            }
-            Err(msg) => usage(target, &opts, msg),
-        }),
+        Cmd::Remove { target, id, .. } => {
+            let work = |f: Format| {
+                if f == Format::Json && id.name.is_none() {
+                    if id.owner.is_empty() {
+                        return Err(Error::Usage(
+                            "removing owned entries needs the owner: --owner OWNER".to_owned(),
+                        ));
+                    }
+                    return Ok(Work::EntriesRemove {
+                        owner: id.owner.clone(),
+                    });
+                }
+                identity(id, &opts)
+                    .map(|i| Work::Ops(vec![Op::Remove(i)]))
+                    .map_err(Error::Usage)
+            };
+            outcomes.push(one(target, &opts, &work, &out));
+        }
         Cmd::Repair {
             targets, template, ..
         } => {
@@ -753,13 +844,7 @@ where
             ..
         } => {
             opts.plan.respect_removals = *respect_removals;
-            let work = |f: Format| {
-                Ok(Work::Ops(vec![demarcate::template_op(
-                    template,
-                    f,
-                    owner.as_deref(),
-                )?]))
-            };
+            let work = |f: Format| demarcate::template_work(template, f, owner.as_deref());
             for t in targets {
                 outcomes.push(one(t, &opts, &work, &out));
             }
@@ -890,6 +975,14 @@ fn config(parts: &Parts<'_>) -> Result<EditOptions, String> {
             _ => None,
         };
     }
+    if let Some(e) = parts.entry {
+        opts.entries.keys.clone_from(&e.keys);
+    }
+    if let Some(sd) = parts.seed {
+        opts.entries.seeds.clone_from(&sd.seeds);
+        opts.entries.prune_adopted = sd.prune_adopted;
+        opts.entries.force = sd.entries;
+    }
     if let Some(p) = parts.place {
         opts.plan.at = At::parse(&p.at).map_err(|e| format!("--at {e}"))?;
         opts.plan.hash = !p.no_hash;
@@ -982,6 +1075,15 @@ fn print_read_only(o: &FileOutcome, out: &Printer, check: bool) {
 fn print_list(o: &FileOutcome) {
     let path = o.path.display();
     let mut so = std::io::stdout().lock();
+    if o.format == Some(Format::Json) {
+        if o.entries.is_empty() {
+            let _ = writeln!(so, "{path}: no owned entries");
+        }
+        for e in &o.entries {
+            let _ = writeln!(so, "{path}:{}\t{}\t{}", e.key, e.owner, e.state.as_str());
+        }
+        return;
+    }
     if o.regions.is_empty() {
         let _ = writeln!(so, "{path}: no regions");
     }

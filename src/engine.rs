@@ -34,6 +34,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::document::{Desired, Document, State};
+use crate::entries::{self, EntryError, EntryOptions, EntryReport, KeyRules, Template};
 use crate::format::{self, DetectError, Format};
 use crate::io::{self, IoError};
 use crate::marker::Identity;
@@ -41,7 +42,7 @@ use crate::plan::{self, Action, Op, Outcome, PlanError};
 use crate::problem::Problem;
 use crate::repair::{self, Fix};
 use crate::report::{self, RegionReport};
-use crate::state::{FileState, Store};
+use crate::state::{FileState, OwnerEntries, Store};
 use crate::warning::Warning;
 
 /// Where the state store lives (merge bases, the regions written in each file).
@@ -85,6 +86,22 @@ pub struct EditOptions {
     pub validate: Option<String>,
     /// The state store.
     pub state: StateDir,
+    /// Owned entries of strict JSON files.
+    pub entries: EntryConfig,
+}
+
+/// How owned entries of strict JSON files are identified and written.
+#[derive(Clone, Debug, Default)]
+pub struct EntryConfig {
+    /// Key rules, `PATTERN=FIELD` (`/hooks/*=matcher`, `/hooks/*/*/hooks=command:path`);
+    /// empty: the rules the state store recorded for the file.
+    pub keys: Vec<String>,
+    /// Pointers of seed (write-once) entries.
+    pub seeds: Vec<String>,
+    /// Delete co-owned entries (adopted without a registry) in the reverse pass too.
+    pub prune_adopted: bool,
+    /// Handle a JSONC file as strict JSON entries (it must then have no comments).
+    pub force: bool,
 }
 
 impl Default for EditOptions {
@@ -98,6 +115,7 @@ impl Default for EditOptions {
             backup: false,
             validate: None,
             state: StateDir::User,
+            entries: EntryConfig::default(),
         }
     }
 }
@@ -132,6 +150,15 @@ pub enum Error {
     /// A usage error found while preparing the work (a manifest entry, content).
     #[error("{0}")]
     Usage(String),
+    /// Owned entries of a strict JSON file cannot be planned.
+    #[error(transparent)]
+    Entries(#[from] EntryError),
+    /// Regions (markers) asked of a strict JSON file, which cannot hold comments.
+    #[error(
+        "this is strict JSON (no comments), and its readers reject comments, so regions \
+         (markers) cannot be written; sync it from a JSON template instead (owned entries)"
+    )]
+    MarkersInJson,
 }
 
 impl Error {
@@ -205,6 +232,9 @@ pub enum Event<'a> {
     BackedUp(&'a Path),
     /// The file was written; this is what happened to one region.
     Wrote(&'a Outcome),
+    /// The file was written; this is what happened to one owned entry (unchanged ones are
+    /// not told).
+    WroteEntry(&'a EntryReport),
     /// The file could not be handled.
     Failed(&'a Error),
 }
@@ -248,6 +278,8 @@ pub struct FileOutcome {
     pub problem_lines: BTreeMap<usize, String>,
     /// What repair fixed.
     pub repairs: Vec<Fix>,
+    /// Owned entries of a strict JSON file and what happened to them.
+    pub entries: Vec<EntryReport>,
     /// Warnings.
     pub warnings: Vec<Warning>,
     /// The unified diff of the change, when nothing is written (dry run).
@@ -292,6 +324,18 @@ pub enum Work {
     Ops(Vec<Op>),
     /// Repair damaged markers, with the regions of a template to restore BEGIN lines.
     Repair(Vec<Desired>),
+    /// Make an owner's entries of a strict JSON file those of a template.
+    EntriesSync {
+        /// The template.
+        template: Template,
+        /// Whose entries they are.
+        owner: String,
+    },
+    /// Remove an owner's unchanged entries from a strict JSON file (uninstall).
+    EntriesRemove {
+        /// Whose entries go.
+        owner: String,
+    },
 }
 
 fn detect(path: &Path, opts: &EditOptions, head: &[u8]) -> Result<Format, Error> {
@@ -323,6 +367,36 @@ fn read_only(path: &Path, opts: &EditOptions, check: bool) -> FileOutcome {
         Ok(f) => f,
         Err(e) => return FileOutcome::failed(path, opts.format, e),
     };
+    let known = opts
+        .state
+        .store()
+        .map(|s| {
+            s.load(&canonical_path(
+                &io::resolve(path).unwrap_or_else(|_| path.into()),
+            ))
+        })
+        .unwrap_or_default();
+    let f = entries_format(path, f, opts, &known);
+    if f == Format::Json {
+        let mut out = FileOutcome::new(path, Some(f));
+        let registries: Vec<(String, entries::Registry)> = known
+            .entries
+            .iter()
+            .map(|(o, e)| (o.clone(), e.registry.clone()))
+            .collect();
+        let specs = rule_specs(opts, &known, None);
+        let home = home();
+        let resolve = resolve_path;
+        let eopts = entry_options(opts, home.as_deref(), &resolve);
+        match KeyRules::parse(&specs).and_then(|r| entries::list(&src, &r, &registries, &eopts)) {
+            Ok(list) => {
+                out.found = check && list.iter().any(|e| e.state == entries::EntryState::Drifted);
+                out.entries = list;
+            }
+            Err(e) => out.error = Some(e.into()),
+        }
+        return out;
+    }
     let doc = Document::parse_with(&src, f.syntax(), opts.plan.foreign.as_ref());
     let mut out = FileOutcome::new(path, Some(f));
     out.regions = report::regions(&doc, &[]);
@@ -379,7 +453,7 @@ pub fn sync(
     opts: &EditOptions,
     reporter: &dyn Reporter,
 ) -> FileOutcome {
-    let work = |f: Format| Ok(Work::Ops(vec![template_op(template, f, owner)?]));
+    let work = |f: Format| template_work(template, f, owner);
     edit(path, opts, &work, reporter)
 }
 
@@ -422,6 +496,25 @@ pub fn uninstall(owner: &str, opts: &EditOptions, reporter: &dyn Reporter) -> Ve
             .filter_map(|k| k.parse::<Identity>().ok())
             .filter(|id| id.owner == owner)
             .collect();
+        if known.entries.contains_key(owner) {
+            let path = PathBuf::from(&known.path);
+            if !path.exists() {
+                continue;
+            }
+            let mut file_opts = opts.clone();
+            file_opts.format = Some(Format::Json);
+            let work = |_| {
+                Ok(Work::EntriesRemove {
+                    owner: owner.to_owned(),
+                })
+            };
+            let mut out = edit(&path, &file_opts, &work, reporter);
+            out.found |= out.warnings.iter().any(|w| {
+                matches!(w, Warning::Entry(e) if e.kind == entries::WarningKind::EditedNotRemoved)
+            });
+            outcomes.push(out);
+            continue;
+        }
         if ids.is_empty() {
             continue;
         }
@@ -466,6 +559,50 @@ pub fn uninstall(owner: &str, opts: &EditOptions, reporter: &dyn Reporter) -> Ve
         outcomes.push(out);
     }
     outcomes
+}
+
+/// What syncing a target of format `f` from a template file means: its regions (a marker
+/// format), or an owner's entries (strict JSON; the owner is required).
+///
+/// # Errors
+/// A template that cannot be read or used, or no owner for entries.
+pub fn template_work(template: &Path, f: Format, owner: Option<&str>) -> Result<Work, Error> {
+    if f != Format::Json {
+        return Ok(Work::Ops(vec![template_op(template, f, owner)?]));
+    }
+    let owner = owner.filter(|o| !o.is_empty()).ok_or_else(|| {
+        Error::Usage(
+            "owned entries of a strict JSON file need their owner (the file has no markers to \
+             name it)"
+                .to_owned(),
+        )
+    })?;
+    let bytes = io::read(template)?.ok_or_else(|| TemplateError::Missing(template.into()))?;
+    Ok(Work::EntriesSync {
+        template: entries_template(&bytes)?,
+        owner: owner.to_owned(),
+    })
+}
+
+/// A JSON template's entries. A template is read by demarcate alone, so it may be JSONC
+/// (comments, trailing commas: read with json5, members then in key order); the target
+/// stays strict JSON.
+///
+/// # Errors
+/// A template that is neither strict JSON nor JSONC.
+pub fn entries_template(bytes: &[u8]) -> Result<Template, Error> {
+    match Template::parse(bytes) {
+        Ok(t) => Ok(t),
+        Err(strict) => {
+            let jsonc = std::str::from_utf8(bytes)
+                .ok()
+                .and_then(|text| json5::from_str::<serde_json::Value>(text).ok());
+            match jsonc {
+                Some(v) => Ok(Template::from_value(&v)?),
+                None => Err(strict.into()),
+            }
+        }
+    }
 }
 
 /// The sync operation a template file asks for, for a target of format `f`.
@@ -580,16 +717,23 @@ fn edit_inner(
         };
         let missing = existing.is_none();
         let src = existing.unwrap_or_default();
+        let known = store
+            .as_ref()
+            .map(|s| s.load(&canonical))
+            .unwrap_or_default();
         let f = match detect(path, opts, &src) {
-            Ok(f) => f,
+            Ok(f) => entries_format(path, f, opts, &known),
             Err(e) => return fail(None, e),
         };
         let work = match work(f) {
             Ok(w) => w,
             Err(e) => return fail(Some(f), e),
         };
-        let only_removals =
-            matches!(&work, Work::Ops(ops) if ops.iter().all(|o| matches!(o, Op::Remove(_))));
+        let only_removals = match &work {
+            Work::Ops(ops) => ops.iter().all(|o| matches!(o, Op::Remove(_))),
+            Work::EntriesRemove { .. } => true,
+            Work::Repair(_) | Work::EntriesSync { .. } => false,
+        };
         if missing && (!opts.create || only_removals) {
             if !opts.create {
                 reporter.event(path, &Event::NotCreated);
@@ -599,19 +743,20 @@ fn edit_inner(
         if f.syntax().requires_utf8() && std::str::from_utf8(&src).is_err() {
             return fail(Some(f), Error::NotUtf8(f));
         }
-        let known = store
-            .as_ref()
-            .map(|s| s.load(&canonical))
-            .unwrap_or_default();
-        let (mut out, planned) =
-            match plan_parsed(path, f, &src, &work, opts, &known, store.as_ref(), reporter) {
-                Ok(p) => p,
-                Err(out) => return *out,
-            };
+        let planned = if f == Format::Json {
+            plan_entries(path, &src, &work, opts, &known, reporter)
+        } else {
+            plan_parsed(path, f, &src, &work, opts, &known, store.as_ref(), reporter)
+                .map(|(out, p)| (out, p.new, Record::Regions(p.outcomes)))
+        };
+        let (mut out, new, record) = match planned {
+            Ok(p) => p,
+            Err(out) => return *out,
+        };
         if opts.dry_run || opts.check || !out.changed {
             return out;
         }
-        let staged = match io::stage(&real, &planned.new) {
+        let staged = match io::stage(&real, &new) {
             Ok(s) => s,
             Err(e) => return fail(Some(f), e.into()),
         };
@@ -636,7 +781,7 @@ fn edit_inner(
             return fail(Some(f), e.into());
         }
         if let Some(store) = &store
-            && let Err(e) = remember(store, &canonical, known, f, &planned.outcomes)
+            && let Err(e) = record.save(store, &canonical, known, f)
         {
             let w = Warning::StateNotSaved {
                 reason: e.to_string(),
@@ -644,8 +789,13 @@ fn edit_inner(
             reporter.event(path, &Event::Warning(&w));
             out.warnings.push(w);
         }
-        for o in &planned.outcomes {
+        for o in &out.outcomes {
             reporter.event(path, &Event::Wrote(o));
+        }
+        for e in &out.entries {
+            if e.action != entries::EntryAction::Unchanged {
+                reporter.event(path, &Event::WroteEntry(e));
+            }
         }
         return out;
     }
@@ -692,6 +842,12 @@ fn plan_parsed(
                 warnings: Vec::new(),
             };
             (p, r.fixes)
+        }
+        Work::EntriesSync { .. } | Work::EntriesRemove { .. } => {
+            return Err(failed(Error::Usage(format!(
+                "owned entries are for strict JSON files; this file is {}",
+                f.name()
+            ))));
         }
     };
     for fix in &repairs {
@@ -772,6 +928,199 @@ pub fn filter(
     }
     reporter.finished(&out);
     (out, new)
+}
+
+/// What the state store learns from a written edit.
+enum Record {
+    /// The regions' outcomes.
+    Regions(Vec<Outcome>),
+    /// An owner's entries: its rules and registry, and other owners' changed registries.
+    Entries {
+        owner: String,
+        rules: Vec<String>,
+        registry: entries::Registry,
+        others: Vec<(String, entries::Registry)>,
+    },
+}
+
+impl Record {
+    fn save(
+        self,
+        store: &Store,
+        canonical: &Path,
+        mut known: FileState,
+        f: Format,
+    ) -> std::io::Result<()> {
+        match self {
+            Self::Regions(outcomes) => remember(store, canonical, known, f, &outcomes),
+            Self::Entries {
+                owner,
+                rules,
+                registry,
+                others,
+            } => {
+                known.format = Some(f.name().to_owned());
+                for (o, reg) in std::iter::once((owner, registry)).chain(others) {
+                    if reg.is_empty() {
+                        known.entries.remove(&o);
+                        continue;
+                    }
+                    let e = known.entries.entry(o).or_insert_with(|| OwnerEntries {
+                        rules: rules.clone(),
+                        registry: entries::Registry::default(),
+                    });
+                    if !rules.is_empty() {
+                        e.rules.clone_from(&rules);
+                    }
+                    e.registry = reg;
+                }
+                store.save(canonical, &known)
+            }
+        }
+    }
+}
+
+/// The format a file is edited as: a JSON file that has owned entries in the store, or is
+/// given key rules or the entries switch, is strict JSON (entries) even when a comment has
+/// crept in — it is then refused by the strict scanner rather than treated with markers.
+fn entries_format(path: &Path, f: Format, opts: &EditOptions, known: &FileState) -> Format {
+    let json_name = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let asked = opts.entries.force || !opts.entries.keys.is_empty();
+    if f == Format::Jsonc
+        && opts.format.is_none()
+        && json_name
+        && (asked || !known.entries.is_empty())
+        || f == Format::Jsonc && opts.entries.force
+    {
+        Format::Json
+    } else {
+        f
+    }
+}
+
+/// The key rules for a file: the command's, else those recorded for `owner` (or, for no
+/// owner, every owner's).
+fn rule_specs(opts: &EditOptions, known: &FileState, owner: Option<&str>) -> Vec<String> {
+    if !opts.entries.keys.is_empty() {
+        return opts.entries.keys.clone();
+    }
+    let mut specs: Vec<String> = known
+        .entries
+        .iter()
+        .filter(|(o, _)| owner.is_none_or(|w| w == o.as_str()))
+        .flat_map(|(_, e)| e.rules.iter().cloned())
+        .collect();
+    specs.sort();
+    specs.dedup();
+    specs
+}
+
+/// The user's home directory, for `:path` keys.
+fn home() -> Option<String> {
+    std::env::var("HOME").ok().filter(|h| h.starts_with('/'))
+}
+
+/// Resolves symlinks in a path that exists, for `:path` keys.
+fn resolve_path(p: &str) -> Option<String> {
+    std::fs::canonicalize(p)
+        .ok()
+        .map(|c| c.to_string_lossy().into_owned())
+}
+
+fn entry_options<'a>(
+    opts: &EditOptions,
+    home: Option<&str>,
+    resolve: &'a dyn Fn(&str) -> Option<String>,
+) -> EntryOptions<'a> {
+    EntryOptions {
+        seeds: opts.entries.seeds.clone(),
+        respect_removals: opts.plan.respect_removals,
+        on_drift: match opts.plan.on_drift {
+            plan::OnDrift::Keep => entries::OnDrift::Keep,
+            plan::OnDrift::Overwrite => entries::OnDrift::Overwrite,
+            plan::OnDrift::Fail => entries::OnDrift::Fail,
+            plan::OnDrift::Merge => entries::OnDrift::Merge,
+        },
+        force: opts.plan.force,
+        prune_adopted: opts.entries.prune_adopted,
+        home: home.map(str::to_owned),
+        resolve: Some(resolve),
+    }
+}
+
+/// Plans owned entries of a strict JSON file (as [`plan_parsed`] plans regions).
+fn plan_entries(
+    path: &Path,
+    src: &[u8],
+    work: &Work,
+    opts: &EditOptions,
+    known: &FileState,
+    reporter: &dyn Reporter,
+) -> Result<(FileOutcome, Vec<u8>, Record), Box<FileOutcome>> {
+    let f = Format::Json;
+    let failed = |e: Error| Box::new(FileOutcome::failed(path, Some(f), e));
+    let owner = match work {
+        Work::EntriesSync { owner, .. } | Work::EntriesRemove { owner } => owner.as_str(),
+        Work::Ops(_) | Work::Repair(_) => return Err(failed(Error::MarkersInJson)),
+    };
+    let specs = rule_specs(opts, known, Some(owner));
+    let rules = KeyRules::parse(&specs).map_err(|e| failed(e.into()))?;
+    let home = home();
+    let resolve = resolve_path;
+    let eopts = entry_options(opts, home.as_deref(), &resolve);
+    let registry = known.entries.get(owner).map(|e| &e.registry);
+    let others: Vec<(String, entries::Registry)> = known
+        .entries
+        .iter()
+        .filter(|(o, _)| o.as_str() != owner)
+        .map(|(o, e)| (o.clone(), e.registry.clone()))
+        .collect();
+    let plan = match work {
+        Work::EntriesSync { template, .. } => {
+            entries::sync(src, template, &rules, owner, registry, &others, &eopts)
+        }
+        _ => match registry {
+            Some(reg) => entries::remove_owner(src, &rules, owner, reg, &eopts),
+            None => Ok(entries::EntryPlan {
+                new: src.to_vec(),
+                registry: entries::Registry::default(),
+                others: Vec::new(),
+                entries: Vec::new(),
+                warnings: Vec::new(),
+            }),
+        },
+    }
+    .map_err(|e| failed(e.into()))?;
+    let changed = plan.changes(src);
+    let mut out = FileOutcome::new(path, Some(f));
+    out.changed = changed;
+    out.entries.clone_from(&plan.entries);
+    out.warnings = plan.warnings.iter().cloned().map(Warning::Entry).collect();
+    for w in &out.warnings {
+        reporter.event(path, &Event::Warning(w));
+    }
+    if opts.dry_run {
+        if changed {
+            out.diff = Some(unified_diff(path, src, &plan.new));
+        }
+        out.found = opts.check && changed;
+    } else if opts.check {
+        if changed {
+            reporter.event(path, &Event::WouldChange);
+            out.found = true;
+        }
+    } else if !changed && out.warnings.is_empty() {
+        reporter.event(path, &Event::Unchanged);
+    }
+    let record = Record::Entries {
+        owner: owner.to_owned(),
+        rules: specs,
+        registry: plan.registry,
+        others: plan.others,
+    };
+    Ok((out, plan.new, record))
 }
 
 /// The planner's options for one file: the command's, plus what the state store knows.
@@ -886,6 +1235,7 @@ impl fmt::Display for Event<'_> {
             Self::NotCreated => f.write_str("does not exist; not created"),
             Self::BackedUp(b) => write!(f, "backup in {}", b.display()),
             Self::Wrote(o) => write!(f, "{} \"{}\"", o.action.as_str(), o.id),
+            Self::WroteEntry(e) => write!(f, "{} {} ({})", e.action.as_str(), e.key, e.owner),
             Self::Failed(e) => write!(f, "{e}"),
         }
     }

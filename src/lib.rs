@@ -76,9 +76,9 @@ mod warning;
 pub use apply::{Manifest, ManifestError, run as apply};
 pub use document::{Desired, Document, Foreign, MarkerLine, Region, State};
 pub use engine::{
-    EditOptions, Error, Event, FileOutcome, Reporter, Silent, StateDir, TemplateError, Work,
-    canonical_path, check, edit, filter, list, remove, repair, set, sync, template_op,
-    unified_diff, uninstall,
+    EditOptions, EntryConfig, Error, Event, FileOutcome, Reporter, Silent, StateDir, TemplateError,
+    Work, canonical_path, check, edit, entries_template, filter, list, remove, repair, set, sync,
+    template_op, template_work, unified_diff, uninstall,
 };
 pub use format::text::CommentStyle;
 pub use format::{DetectError, Format, Syntax, detect};

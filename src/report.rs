@@ -36,6 +36,9 @@ pub struct FileReport {
     /// The error that stopped the command for this file, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Owned entries of a strict JSON file.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub entries: Vec<crate::entries::EntryReport>,
     /// The unified diff of the change (dry runs only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,

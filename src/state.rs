@@ -27,7 +27,7 @@ pub(crate) struct RegionState {
 }
 
 /// What the store knows about one file.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct FileState {
     /// The file's canonical path.
     pub path: String,
@@ -37,6 +37,20 @@ pub(crate) struct FileState {
     /// The format the file was last edited as (so that `uninstall` reads it the same way).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
+    /// Owned entries of a strict JSON file, per owner.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub entries: BTreeMap<String, OwnerEntries>,
+}
+
+/// One owner's entries in one strict JSON file: the key rules that identify array elements
+/// (as given, so `list` and `uninstall` work without them) and the ownership registry.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct OwnerEntries {
+    /// Key rules, `PATTERN=FIELD`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) rules: Vec<String>,
+    /// What the owner wrote.
+    pub(crate) registry: crate::entries::Registry,
 }
 
 /// The store's root directory.
@@ -87,7 +101,7 @@ impl Store {
     /// Any I/O error.
     pub(crate) fn save(&self, canonical: &Path, state: &FileState) -> std::io::Result<()> {
         let entry = self.file_entry(canonical);
-        if state.regions.is_empty() {
+        if state.regions.is_empty() && state.entries.is_empty() {
             // Nothing left to remember: forget the file.
             return match fs_err::remove_file(&entry) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),

@@ -46,6 +46,8 @@ pub enum Warning {
         /// removal was asked for.
         pruning: bool,
     },
+    /// About an owned entry of a strict JSON file.
+    Entry(crate::entries::EntryWarning),
     /// The file is written, but the state store (merge bases, regions written) could not be
     /// updated.
     StateNotSaved {
@@ -77,7 +79,7 @@ impl Warning {
             | Self::KeptDrifted { id, .. }
             | Self::NotMerged { id, .. }
             | Self::NotRemoved { id, .. } => Some(id),
-            Self::StateNotSaved { .. } => None,
+            Self::StateNotSaved { .. } | Self::Entry(_) => None,
         }
     }
 }
@@ -131,6 +133,7 @@ impl fmt::Display for Warning {
                     ""
                 }
             ),
+            Self::Entry(w) => write!(f, "{w}"),
             Self::StateNotSaved { reason } => write!(
                 f,
                 "the edit is written, but the state store could not be updated: {reason}"

@@ -31,6 +31,9 @@ pub enum Format {
     Toml,
     /// JSON with comments.
     Jsonc,
+    /// Strict JSON: no comments, so no markers; owned entries recorded in the state store
+    /// ([`crate::entries`]).
+    Json,
     /// Plain lines with a comment style (`#` by default).
     Text(text::CommentStyle),
     /// Markdown, with HTML comments as markers.
@@ -177,11 +180,12 @@ impl Syntax for Env {}
 
 impl Format {
     /// Every format, for help texts.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Shell,
         Self::Env,
         Self::Toml,
         Self::Jsonc,
+        Self::Json,
         Self::Text(text::CommentStyle::Hash),
         Self::Markdown,
         Self::Markup,
@@ -197,6 +201,7 @@ impl Format {
             Self::Env => &Env,
             Self::Toml => &toml::Toml,
             Self::Jsonc => &jsonc::Jsonc,
+            Self::Json => &jsonc::Json,
             Self::Text(c) => c.syntax(),
             Self::Markdown => &markup::Markdown,
             Self::Markup => &markup::Markup,
@@ -235,12 +240,6 @@ pub enum DetectError {
     /// The name and first line say nothing we know.
     #[error("cannot tell the format from the file name or its first line")]
     Unknown,
-    /// A plain JSON file: adding a comment would break strict JSON readers.
-    #[error(
-        "this is plain JSON (no comments), and strict JSON readers reject comments, so markers \
-         cannot be added"
-    )]
-    PlainJson,
 }
 
 /// Chooses the format of `path` from its name, then from the first line of `head` (the
@@ -294,11 +293,11 @@ pub fn detect(path: &Path, head: &[u8]) -> Result<Format, DetectError> {
         return Ok(Format::Jsonc);
     }
     if name.ends_with(".json") {
-        return if jsonc::has_comments(head) {
-            Ok(Format::Jsonc)
+        return Ok(if jsonc::has_comments(head) {
+            Format::Jsonc
         } else {
-            Err(DetectError::PlainJson)
-        };
+            Format::Json
+        });
     }
     if name.ends_with(".ini")
         || name.ends_with(".desktop")

@@ -154,6 +154,33 @@ impl Syntax for Jsonc {
     }
 }
 
+/// Strict JSON, read with the JSONC lexer (a strict JSON file is JSONC without comments). Its
+/// edits are owned entries, not regions: the engine never plans markers into it.
+pub(crate) struct Json;
+
+impl Lexer for Json {
+    fn name(&self) -> &'static str {
+        "json"
+    }
+    fn lex(&self, src: &[u8]) -> Lexed {
+        Jsonc.lex(src)
+    }
+    fn opener(&self) -> &'static str {
+        "//"
+    }
+    fn normalize(&self, body: &[u8]) -> Vec<u8> {
+        normalize(body)
+    }
+    fn key_policy(&self) -> KeyPolicy {
+        KeyPolicy::AnyDuplicate
+    }
+    fn requires_utf8(&self) -> bool {
+        true
+    }
+}
+
+impl Syntax for Json {}
+
 /// `line L, column C` of byte `at` (1-based, columns in bytes).
 fn position(src: &[u8], at: usize) -> String {
     let line = crate::lines::line_of(src, at);
