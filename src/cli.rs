@@ -367,10 +367,8 @@ fn config(c: &Common) -> Result<Config, String> {
         DriftArg::Merge => OnDrift::Merge,
         DriftArg::Fail => OnDrift::Fail,
     };
-    if let Some(v) = &c.validate
-        && !v.contains("%s")
-    {
-        return Err(IoError::ValidateNoPlaceholder.to_string());
+    if let Some(v) = &c.validate {
+        io::validate_words(v).map_err(|e| e.to_string())?;
     }
     Ok(Config {
         format,
@@ -715,15 +713,19 @@ pub(crate) fn edit(
         Ok(r) => r,
         Err(e) => return failed(path, cfg, out, &e.to_string()),
     };
-    let _lock = match io::lock(&real) {
+    let waiting =
+        &mut |dir: &Path| out.note(&format!("waiting for the lock on {}…", dir.display()));
+    let _lock = match io::lock(&real, waiting) {
         Ok(l) => l,
         Err(e) => return failed(path, cfg, out, &e.to_string()),
     };
+    let (mut read, mut bytes) = match io::snapshot(&real) {
+        Ok(s) => s,
+        Err(e) => return failed(path, cfg, out, &e.to_string()),
+    };
+    let mut backed_up = false;
     for _ in 0..ATTEMPTS {
-        let existing = match io::read(&real) {
-            Ok(s) => s,
-            Err(e) => return failed(path, cfg, out, &e.to_string()),
-        };
+        let existing = bytes.take();
         let missing = existing.is_none();
         let src = existing.unwrap_or_default();
         let f = match detect(path, cfg, &src) {
@@ -784,7 +786,8 @@ pub(crate) fn edit(
             Ok(p) => p,
             Err(e) => return plan_failed(path, cfg, out, f, &doc, &e),
         };
-        let changed = planned.changes(&src);
+        // After a lost update the file does not hold `src` yet: write even an unchanged plan.
+        let changed = planned.changes(&src) || read.pending();
         let new_doc = Document::parse_with(&planned.new, f.syntax(), cfg.opts.foreign.as_ref());
         let mut e = entry(path, Some(f));
         e.changed = changed;
@@ -829,30 +832,37 @@ pub(crate) fn edit(
             }
             return (e, OK);
         }
-        let staged = match io::stage(&real, &planned.new) {
+        let staged = match io::stage(&real, &planned.new, &read) {
             Ok(s) => s,
             Err(err) => return failed(path, cfg, out, &err.to_string()),
         };
+        for w in staged.warnings() {
+            out.warn(w);
+        }
         if let Some(cmd) = &cfg.validate
             && let Err(err) = io::run_validate(cmd, staged.path())
         {
             let msg = format!("{}: {err}; nothing was written", path.display());
             return failed(path, cfg, out, &msg);
         }
-        // Someone else (an editor, another tool) may have written the file meanwhile.
-        match io::read(&real) {
-            Ok(now) if now.as_deref() == (!missing).then_some(src.as_slice()) => {}
-            Ok(_) => continue,
-            Err(err) => return failed(path, cfg, out, &err.to_string()),
-        }
-        if cfg.backup && !missing {
-            match io::backup(&real) {
-                Ok(b) => out.note(&format!("{}: backup in {}", path.display(), b.display())),
+        if cfg.backup && !backed_up {
+            match io::backup(&read, &src) {
+                Ok(Some(b)) => out.note(&format!("{}: backup in {}", path.display(), b.display())),
+                Ok(None) => {}
                 Err(err) => return failed(path, cfg, out, &err.to_string()),
             }
+            backed_up = true;
         }
-        if let Err(err) = staged.commit() {
-            return failed(path, cfg, out, &err.to_string());
+        // Someone else (an editor, an appender) may write the file meanwhile: commit checks
+        // before and after the rename and hands back what the file holds now.
+        match staged.commit(read, &src) {
+            Ok(io::Committed::Done) => {}
+            Ok(io::Committed::Changed(again, content)) => {
+                read = again;
+                bytes = content;
+                continue;
+            }
+            Err(err) => return failed(path, cfg, out, &err.to_string()),
         }
         if let Some(store) = &store
             && let Err(err) = remember(store, &canonical, known, &planned.outcomes)
