@@ -16,7 +16,7 @@ use crate::io::{self, IoError};
 use crate::marker::Identity;
 use crate::plan::{self, At, Desired, OnDrift, Op, Options, PlanError};
 use crate::report::{self, FileReport, ProblemReport, Report};
-use crate::state::{FileState, Store};
+use crate::state::Store;
 
 /// Manage regions between marker comments inside files people also edit by hand.
 #[derive(Debug, Parser)]
@@ -273,6 +273,11 @@ where
         code = code.max(c);
         report.files.push(entry);
     };
+    if !matches!(cli.cmd, Cmd::List { .. } | Cmd::Check { .. }) && !cfg.dry_run && !cfg.check {
+        for w in Store::for_user_checked().1 {
+            out.warn(&w.to_string());
+        }
+    }
     match &cli.cmd {
         Cmd::List { targets } => targets
             .iter()
@@ -776,7 +781,7 @@ pub(crate) fn edit(
         if let (OnDrift::Merge, Some(store)) = (opts.on_drift, &store) {
             for r in doc.regions.iter().filter(|r| r.state == State::Drifted) {
                 if let Some(h) = r.begin.marker.hash()
-                    && let Some(base) = store.body(h)
+                    && let Some(base) = store.body(&canonical, h)
                 {
                     opts.bases.insert(h.to_owned(), base);
                 }
@@ -864,8 +869,10 @@ pub(crate) fn edit(
             }
             Err(err) => return failed(path, cfg, out, &err.to_string()),
         }
+        // Env bodies (secrets) are kept only for a merge.
+        let keep_bodies = f != Format::Env || opts.on_drift == OnDrift::Merge;
         if let Some(store) = &store
-            && let Err(err) = remember(store, &canonical, known, &planned.outcomes)
+            && let Err(err) = store.record(&canonical, known, &planned.outcomes, keep_bodies)
         {
             out.warn(&format!(
                 "{}: the edit is written, but the state store could not be updated: {err}",
@@ -884,12 +891,13 @@ pub(crate) fn edit(
         }
         return (e, OK);
     }
-    failed(
-        path,
-        cfg,
-        out,
-        &IoError::Busy(path.to_path_buf()).to_string(),
-    )
+    // Bytes carried over from a rewrite of the old file are not on disk: say so.
+    let err = if read.pending() {
+        IoError::LostUpdate(path.to_path_buf())
+    } else {
+        IoError::Busy(path.to_path_buf())
+    };
+    failed(path, cfg, out, &err.to_string())
 }
 
 /// The file's absolute path with symlinks resolved (the state store's key).
@@ -905,38 +913,6 @@ pub(crate) fn canonical_path(real: &Path) -> PathBuf {
         (Ok(dir), Some(name)) => dir.join(name),
         _ => real.to_path_buf(),
     }
-}
-
-/// Records in the state store what an edit wrote.
-fn remember(
-    store: &Store,
-    canonical: &Path,
-    mut known: FileState,
-    outcomes: &[plan::Outcome],
-) -> std::io::Result<()> {
-    use plan::Action;
-    for o in outcomes {
-        let key = o.id.to_string();
-        match o.action {
-            Action::Inserted | Action::Updated | Action::Merged => {
-                let entry = known.regions.entry(key).or_default();
-                if let Some((hash, body)) = &o.written {
-                    store.save_body(hash, body)?;
-                    entry.hash = Some(hash.clone());
-                }
-                // A new insertion decides afresh whether it added a line break; an update
-                // keeps what the insertion recorded.
-                if o.action == Action::Inserted {
-                    entry.eof_break = o.eof_break;
-                }
-            }
-            Action::Removed | Action::Pruned => {
-                known.regions.remove(&key);
-            }
-            Action::Unchanged | Action::KeptDrifted => {}
-        }
-    }
-    store.save(canonical, &known)
 }
 
 fn plan_failed(

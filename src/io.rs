@@ -379,8 +379,25 @@ impl Snapshot {
         self.seen.is_some()
     }
 
+    /// The file read again after it changed before our rename. Content carried over from
+    /// a lost update is not on disk: it stays, with what was appended to the file since.
+    fn reread(self, content: &[u8]) -> Result<(Self, Option<Vec<u8>>), IoError> {
+        let (fresh, now) = snapshot(&self.path)?;
+        let Some(seen) = self.seen else {
+            return Ok((fresh, now));
+        };
+        let appended = now
+            .as_deref()
+            .and_then(|n| n.strip_prefix(seen.as_slice()))
+            .ok_or_else(|| IoError::LostUpdate(self.path.clone()))?;
+        let mut carried = content.to_vec();
+        carried.extend_from_slice(appended);
+        Ok((Self { seen: now, ..fresh }, Some(carried)))
+    }
+
     /// Whether `path` still names the file read, holding the same bytes (`content`: what
-    /// was handed out with the snapshot).
+    /// was handed out with the snapshot) or those with more appended (appends are carried
+    /// over after the rename, see [`Staged::commit`]).
     fn still_current(&self, content: &[u8]) -> Result<bool, IoError> {
         let Some(file) = &self.file else {
             return Ok(matches!(std::fs::symlink_metadata(&self.path),
@@ -393,20 +410,24 @@ impl Snapshot {
         if (now.dev(), now.ino()) != (ours.dev(), ours.ino()) {
             return Ok(false);
         }
-        holds(file, self.seen.as_deref().unwrap_or(content)).map_err(|e| at(&self.path, e))
+        starts_with(file, self.seen.as_deref().unwrap_or(content)).map_err(|e| at(&self.path, e))
     }
 }
 
-/// Whether an open file holds exactly `bytes` now (compared a block at a time).
-fn holds(file: &File, bytes: &[u8]) -> std::io::Result<bool> {
-    if file.metadata()?.len() != bytes.len() as u64 {
+/// Whether an open file starts with `bytes` now (compared a block at a time).
+fn starts_with(file: &File, bytes: &[u8]) -> std::io::Result<bool> {
+    if file.metadata()?.len() < bytes.len() as u64 {
         return Ok(false);
     }
     let mut buf = vec![0u8; 64 * 1024];
     let mut pos = 0;
     loop {
-        match file.read_at(&mut buf, pos as u64) {
-            Ok(0) => return Ok(pos == bytes.len()),
+        let want = (bytes.len() - pos).min(buf.len());
+        if want == 0 {
+            return Ok(true);
+        }
+        match file.read_at(&mut buf[..want], pos as u64) {
+            Ok(0) => return Ok(false),
             Ok(n) => {
                 if bytes.get(pos..pos + n) != Some(&buf[..n]) {
                     return Ok(false);
@@ -421,10 +442,16 @@ fn holds(file: &File, bytes: &[u8]) -> std::io::Result<bool> {
 
 /// An open file's whole content, read from its start (without moving its offset).
 fn read_all_at(file: &File) -> std::io::Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(usize::try_from(file.metadata()?.len()).unwrap_or(0));
+    read_from(file, 0)
+}
+
+/// An open file's content from `start` to its end (without moving its offset).
+fn read_from(file: &File, start: usize) -> std::io::Result<Vec<u8>> {
+    let len = usize::try_from(file.metadata()?.len()).unwrap_or(0);
+    let mut out = Vec::with_capacity(len.saturating_sub(start));
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        match file.read_at(&mut buf, out.len() as u64) {
+        match file.read_at(&mut buf, (start + out.len()) as u64) {
             Ok(0) => return Ok(out),
             Ok(n) => out.extend_from_slice(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -620,8 +647,7 @@ impl Staged<'_> {
     /// was written to *and* the new one rewritten by someone else.
     pub fn commit(self, read: Snapshot, content: &[u8]) -> Result<Committed, IoError> {
         if !read.still_current(content)? {
-            let (s, c) = snapshot(&self.target)?;
-            return Ok(Committed::Changed(s, c));
+            return read.reread(content).map(|(s, c)| Committed::Changed(s, c));
         }
         let Self {
             tmp, target, bytes, ..
@@ -632,7 +658,12 @@ impl Staged<'_> {
                 format!("{}: cannot replace the file: {e}", target.display()),
             ))
         };
-        if read.file.is_none() {
+        let sync_dir = || {
+            if let Ok(d) = File::open(parent_of(&target)) {
+                let _ = d.sync_all();
+            }
+        };
+        let Some(old) = read.file else {
             match tmp.persist_noclobber(&target) {
                 Ok(_) => {}
                 Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -641,33 +672,64 @@ impl Staged<'_> {
                 }
                 Err(e) => return Err(replace_error(e.error)),
             }
-        } else {
-            tmp.persist(&target).map_err(|e| replace_error(e.error))?;
+            sync_dir();
+            return Ok(Committed::Done);
+        };
+        let new = tmp.persist(&target).map_err(|e| replace_error(e.error))?;
+        let seen = read.seen.as_deref().unwrap_or(content);
+        let here = |e| at(&target, e);
+        if !starts_with(&old, seen).map_err(here)? {
+            return redo(&old, target, bytes);
         }
-        if let Ok(d) = File::open(parent_of(&target)) {
-            let _ = d.sync_all();
+        // Bytes appended to the old file by writers that opened it before the rename are
+        // appended to the new file: the result is what the append would have made had it
+        // come just after our edit. Checked at once (so that one writer's lines keep their
+        // order) and again after the directory sync.
+        let carried = follow_appends(&old, seen.len(), &target, &new)?;
+        sync_dir();
+        let total = follow_appends(&old, carried, &target, &new)?;
+        if total != seen.len() {
+            new.sync_all().map_err(here)?;
         }
-        match read.file {
-            Some(old) => after_rename(old, read.seen.as_deref().unwrap_or(content), target, bytes),
-            None => Ok(Committed::Done),
-        }
+        Ok(Committed::Done)
     }
 }
 
-/// After the rename: whether anyone wrote to the old file (`old`, which held `seen` when it
-/// was read) meanwhile; if so, the snapshot to redo the edit on.
-fn after_rename(
-    old: File,
-    seen: &[u8],
-    target: PathBuf,
-    written: &[u8],
-) -> Result<Committed, IoError> {
-    if holds(&old, seen).map_err(|e| at(&target, e))? {
-        return Ok(Committed::Done);
+/// Appends to `target` (still the file `new`) what the old file holds past `from`, until it
+/// stops growing (bounded); returns how far the old file has been carried over.
+fn follow_appends(old: &File, from: usize, target: &Path, new: &File) -> Result<usize, IoError> {
+    let mut carried = from;
+    for _ in 0..1000 {
+        let more = read_from(old, carried).map_err(|e| at(target, e))?;
+        if more.is_empty() {
+            break;
+        }
+        append_to(target, new, &more)?;
+        carried += more.len();
     }
-    // Someone wrote to the old file after our read: their bytes are not in the new file.
-    // Carry them over, with whatever was appended to the new file since.
-    let old_now = read_all_at(&old).map_err(|e| at(&target, e))?;
+    Ok(carried)
+}
+
+/// Appends `bytes` to `target` if it is still the file `ours`; else the bytes cannot go
+/// anywhere safe: [`IoError::LostUpdate`].
+fn append_to(target: &Path, ours: &File, bytes: &[u8]) -> Result<(), IoError> {
+    let f = std::fs::OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(target)
+        .map_err(|e| at(target, e))?;
+    let (a, b) = (f.metadata()?, ours.metadata()?);
+    if (a.dev(), a.ino()) != (b.dev(), b.ino()) {
+        return Err(IoError::LostUpdate(target.to_path_buf()));
+    }
+    (&f).write_all(bytes).map_err(|e| at(target, e))
+}
+
+/// The old file was rewritten after our read (not just appended to): the snapshot to redo
+/// the edit on: what the old file holds now, with whatever was appended to the new file
+/// (which held `written`) since.
+fn redo(old: &File, target: PathBuf, written: &[u8]) -> Result<Committed, IoError> {
+    let old_now = read_all_at(old).map_err(|e| at(&target, e))?;
     let Some((file, now)) = open_regular(&target)? else {
         return Err(IoError::LostUpdate(target));
     };
@@ -911,58 +973,78 @@ mod tests {
         let f = dir.path().join("log");
         std::fs::write(&f, "a\n")?;
         let (read, old) = snapshot(&f)?;
-        let mut writer = std::fs::OpenOptions::new().append(true).open(&f)?;
         let s = stage(&f, b"a\nB\n", &read)?;
-        // Before the rename: nothing is written, the fresh content comes back.
-        writer.write_all(b"x\n")?;
+        // Rewritten before the rename: nothing is written, the fresh content comes back.
+        std::fs::write(&f, "x\n")?;
         let Committed::Changed(again, now) = s.commit(read, &old.ok_or("exists")?)? else {
             return Err("a change before the rename must be seen".into());
         };
         assert!(!again.pending());
-        assert_eq!(now.as_deref(), Some(&b"a\nx\n"[..]));
-        assert_eq!(std::fs::read(&f)?, b"a\nx\n");
+        assert_eq!(now.as_deref(), Some(&b"x\n"[..]));
+        assert_eq!(std::fs::read(&f)?, b"x\n");
         Ok(())
     }
 
     #[test]
-    fn bytes_written_to_the_old_file_after_the_rename_are_carried_over()
+    fn bytes_appended_to_the_old_file_after_the_read_are_carried_over()
     -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let f = dir.path().join("log");
         std::fs::write(&f, "a\n")?;
         let (read, seen) = snapshot(&f)?;
         let seen = seen.ok_or("exists")?;
+        // A writer that opened the file before the rename and writes after it.
         let mut writer = std::fs::OpenOptions::new().append(true).open(&f)?;
-        let new = b"a\nB\n".to_vec();
-        let s = stage(&f, &new, &read)?;
-        // The rename, then a late write to the old file and an append to the new one.
-        s.tmp.persist(&f)?;
         writer.write_all(b"x\n")?;
+        let s = stage(&f, b"a\nB\n", &read)?;
+        commit_done(s, read, &seen)?;
+        assert_eq!(std::fs::read(&f)?, b"a\nB\nx\n");
+        // The same after the rename, found by following the old file.
+        let (read, seen) = snapshot(&f)?;
+        let seen = seen.ok_or("exists")?;
+        let mut writer = std::fs::OpenOptions::new().append(true).open(&f)?;
+        let s = stage(&f, b"C\n", &read)?;
+        let new = s.tmp.persist(&f)?;
+        writer.write_all(b"y\n")?;
+        let old = read.file.ok_or("open")?;
+        assert_eq!(follow_appends(&old, seen.len(), &f, &new)?, seen.len() + 2);
+        assert_eq!(std::fs::read(&f)?, b"C\ny\n");
+        Ok(())
+    }
+
+    #[test]
+    fn an_old_file_rewritten_after_the_rename_is_redone_or_refused()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let f = dir.path().join("log");
+        std::fs::write(&f, "a\n")?;
+        let (read, _) = snapshot(&f)?;
+        let writer = std::fs::OpenOptions::new().write(true).open(&f)?;
+        let s = stage(&f, b"a\nB\n", &read)?;
+        s.tmp.persist(&f)?;
+        writer.write_all_at(b"Z", 0)?;
         std::fs::OpenOptions::new()
             .append(true)
             .open(&f)?
             .write_all(b"y\n")?;
         let old = read.file.ok_or("open")?;
-        let Committed::Changed(again, content) = after_rename(old, &seen, f.clone(), &new)? else {
-            return Err("the late write must be found".into());
+        let Committed::Changed(again, content) = redo(&old, f.clone(), b"a\nB\n")? else {
+            return Err("a redo".into());
         };
-        assert_eq!(content.as_deref(), Some(&b"a\nx\ny\n"[..]));
+        assert_eq!(content.as_deref(), Some(&b"Z\ny\n"[..]));
         assert!(again.pending());
-        // Redo: the next commit replaces the file we wrote, checked the same way.
-        let redo = b"a\nx\ny\nB\n".to_vec();
-        let s = stage(&f, &redo, &again)?;
-        commit_done(s, again, &content.ok_or("content")?)?;
-        assert_eq!(std::fs::read(&f)?, redo);
-        // A rewrite of the new file (not an append) cannot be merged: a loud error.
-        let (read, seen) = snapshot(&f)?;
-        let mut writer = std::fs::OpenOptions::new().append(true).open(&f)?;
+        let content = content.ok_or("content")?;
+        let s = stage(&f, b"Z\ny\nB\n", &again)?;
+        commit_done(s, again, &content)?;
+        assert_eq!(std::fs::read(&f)?, b"Z\ny\nB\n");
+        // The new file rewritten too: nothing safe to do but say so.
+        let (read, _) = snapshot(&f)?;
         let s = stage(&f, b"other", &read)?;
         s.tmp.persist(&f)?;
-        writer.write_all(b"late\n")?;
         std::fs::write(&f, "rewritten")?;
         let old = read.file.ok_or("open")?;
         assert!(matches!(
-            after_rename(old, &seen.ok_or("exists")?, f.clone(), b"other"),
+            redo(&old, f.clone(), b"other"),
             Err(IoError::LostUpdate(_))
         ));
         Ok(())

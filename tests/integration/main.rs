@@ -9,6 +9,7 @@ mod jsonc;
 mod matrix;
 mod props;
 mod regression;
+mod safety;
 mod samples;
 mod toml;
 mod util;
