@@ -29,3 +29,15 @@ demo:
 accept:
     cargo build --release
     python3 ../shared/acceptance/accept.py --bin target/release/demarcate
+
+# Fuzz every target for SECS seconds each (nightly and cargo-fuzz: `cargo install cargo-fuzz`).
+# New inputs go to fuzz/work/ (not committed); fuzz/corpus/ holds the small committed seeds
+# that `cargo test` replays on stable.
+fuzz SECS="60":
+    #!/usr/bin/env sh
+    set -e
+    cd fuzz
+    for t in lex_shell lex_env lex_toml lex_jsonc plan repair; do
+        mkdir -p work/$t
+        cargo +nightly fuzz run $t work/$t corpus/$t -- -max_total_time={{SECS}} -max_len=4096
+    done

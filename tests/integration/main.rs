@@ -5,6 +5,7 @@ mod cases;
 mod cli;
 mod clients;
 mod corrupt;
+mod fuzz_corpus;
 mod jsonc;
 mod matrix;
 mod props;
