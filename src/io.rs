@@ -670,7 +670,17 @@ impl Staged<'_> {
                     let (s, c) = snapshot(&target)?;
                     return Ok(Committed::Changed(s, c));
                 }
-                Err(e) => return Err(replace_error(e.error)),
+                // A file system without hard links or RENAME_NOREPLACE (FAT, some FUSE
+                // mounts): check, then rename.
+                Err(e) => {
+                    if std::fs::symlink_metadata(&target).is_ok() {
+                        let (s, c) = snapshot(&target)?;
+                        return Ok(Committed::Changed(s, c));
+                    }
+                    e.file
+                        .persist(&target)
+                        .map_err(|e| replace_error(e.error))?;
+                }
             }
             sync_dir();
             return Ok(Committed::Done);

@@ -38,23 +38,43 @@ fn show(b: &[u8]) -> String {
 pub fn lex(format: Format, src: &[u8]) {
     let syntax = format.syntax();
     let lexed = syntax.lex(src);
-    assert!(lexed == syntax.lex(src), "lexing twice differs on {}", show(src));
+    assert!(
+        lexed == syntax.lex(src),
+        "lexing twice differs on {}",
+        show(src)
+    );
     let len = src.len();
     let mut last = 0;
     for c in &lexed.comments {
         let s = c.text;
-        assert!(s.start <= s.end && s.end <= len, "comment {s:?} outside {len} bytes");
-        assert!(s.start >= last, "comments out of order or overlapping at {s:?}");
+        assert!(
+            s.start <= s.end && s.end <= len,
+            "comment {s:?} outside {len} bytes"
+        );
+        assert!(
+            s.start >= last,
+            "comments out of order or overlapping at {s:?}"
+        );
         last = s.end;
     }
     let mut last = 0;
     for r in &lexed.inner_lines {
-        assert!(r.start <= r.end && r.end <= len, "inner lines {r:?} outside {len} bytes");
-        assert!(r.start >= last, "inner lines out of order or overlapping at {r:?}");
+        assert!(
+            r.start <= r.end && r.end <= len,
+            "inner lines {r:?} outside {len} bytes"
+        );
+        assert!(
+            r.start >= last,
+            "inner lines out of order or overlapping at {r:?}"
+        );
         last = r.end;
     }
     for k in &lexed.keys {
-        assert!(k.name.start <= k.name.end && k.name.end <= len, "key {:?} outside", k.name);
+        assert!(
+            k.name.start <= k.name.end && k.name.end <= len,
+            "key {:?} outside",
+            k.name
+        );
     }
     if let Some(u) = lexed.unclosed {
         assert!(u.start <= len, "unclosed construct at {} of {len}", u.start);
@@ -62,7 +82,10 @@ pub fn lex(format: Format, src: &[u8]) {
     let doc = Document::from_lexed(src, syntax, lexed);
     for r in &doc.regions {
         let s = r.span();
-        assert!(s.start <= s.end && s.end <= len, "region {s:?} outside {len} bytes");
+        assert!(
+            s.start <= s.end && s.end <= len,
+            "region {s:?} outside {len} bytes"
+        );
     }
 }
 
@@ -128,7 +151,11 @@ pub fn plan(data: &[u8]) {
             show(&once.new),
             show(&twice.new)
         ),
-        Err(e) => panic!("{}: a second set failed on {}: {e}", format.name(), show(&once.new)),
+        Err(e) => panic!(
+            "{}: a second set failed on {}: {e}",
+            format.name(),
+            show(&once.new)
+        ),
     }
     let mut opts = opts;
     if once.outcomes.iter().any(|o| o.eof_break) {
