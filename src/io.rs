@@ -161,11 +161,13 @@ pub fn lock(path: &Path, waiting: &mut dyn FnMut(&Path)) -> Result<DirLock, IoEr
     }
     let file = File::open(&dir).map_err(|e| at(&dir, e))?;
     let start = std::time::Instant::now();
+    let mut pause = Duration::from_millis(1);
     loop {
         match file.try_lock() {
             Ok(()) => break,
             Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_PATIENCE => {
-                std::thread::sleep(Duration::from_millis(10));
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(32));
             }
             Err(std::fs::TryLockError::WouldBlock) => {
                 waiting(&dir);
