@@ -33,3 +33,15 @@ accept:
 # Throughput of the strict-JSON entries engine on 10 MB settings files (library, no I/O).
 bench-entries:
     cargo run --release --example entries_bench
+
+# Fuzz every target for SECS seconds each (nightly and cargo-fuzz: `cargo install cargo-fuzz`).
+# New inputs go to fuzz/work/ (not committed); fuzz/corpus/ holds the small committed seeds
+# that `cargo test` replays on stable.
+fuzz SECS="60":
+    #!/usr/bin/env sh
+    set -e
+    cd fuzz
+    for t in lex_shell lex_env lex_toml lex_jsonc plan repair; do
+        mkdir -p work/$t
+        cargo +nightly fuzz run $t work/$t corpus/$t -- -max_total_time={{SECS}} -max_len=4096
+    done

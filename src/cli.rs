@@ -452,6 +452,7 @@ impl Reporter for Printer {
                 }
             }
             Event::NotCreated => self.note(&format!("{p}: {event} (--no-create)")),
+            Event::Waiting(_) => self.note(&event.to_string()),
             Event::Warning(w) => self.warn(&format!("{p}: {}", warning_text(w, self.command))),
             Event::Failed(e) => self.error(&error_text(path, e)),
         }
@@ -764,6 +765,11 @@ where
             return ExitCode::from(ERROR);
         }
     };
+    if !matches!(command, Command::List | Command::Check) && !opts.dry_run && !opts.check {
+        for w in opts.state.warnings() {
+            out.warn(&w.to_string());
+        }
+    }
     let mut outcomes: Vec<FileOutcome> = Vec::new();
     let usage = |target: &Path, opts: &EditOptions, msg: String| {
         out.error(&msg);

@@ -42,7 +42,7 @@ use crate::plan::{self, Action, Op, Outcome, PlanError};
 use crate::problem::Problem;
 use crate::repair::{self, Fix};
 use crate::report::{self, RegionReport};
-use crate::state::{FileState, OwnerEntries, Store};
+use crate::state::{FileState, OwnerEntries, Store, StoreWarning};
 use crate::warning::Warning;
 
 /// Where the state store lives (merge bases, the regions written in each file).
@@ -58,6 +58,15 @@ pub enum StateDir {
 }
 
 impl StateDir {
+    /// Why the store's usual place is not used (a relative `HOME` or `XDG_STATE_HOME`).
+    #[must_use]
+    pub fn warnings(&self) -> Vec<StoreWarning> {
+        match self {
+            Self::User => Store::for_user_checked().1,
+            Self::At(_) | Self::None => Vec::new(),
+        }
+    }
+
     fn store(&self) -> Option<Store> {
         match self {
             Self::User => Store::for_user(),
@@ -230,6 +239,8 @@ pub enum Event<'a> {
     NotCreated,
     /// The old file was copied here before the write.
     BackedUp(&'a Path),
+    /// Another run holds the lock on this directory; this one waits for it.
+    Waiting(&'a Path),
     /// The file was written; this is what happened to one region.
     Wrote(&'a Outcome),
     /// The file was written; this is what happened to one owned entry (unchanged ones are
@@ -704,17 +715,20 @@ fn edit_inner(
         Ok(r) => r,
         Err(e) => return fail(None, e.into()),
     };
-    let _lock = match io::lock(&real) {
+    let waiting = &mut |dir: &Path| reporter.event(path, &Event::Waiting(dir));
+    let _lock = match io::lock(&real, waiting) {
         Ok(l) => l,
         Err(e) => return fail(None, e.into()),
     };
     let store = opts.state.store();
     let canonical = canonical_path(&real);
+    let (mut read, mut bytes) = match io::snapshot(&real) {
+        Ok(s) => s,
+        Err(e) => return fail(None, e.into()),
+    };
+    let mut backed_up = false;
     for _ in 0..ATTEMPTS {
-        let existing = match io::read(&real) {
-            Ok(s) => s,
-            Err(e) => return fail(None, e.into()),
-        };
+        let existing = bytes.take();
         let missing = existing.is_none();
         let src = existing.unwrap_or_default();
         let known = store
@@ -753,35 +767,48 @@ fn edit_inner(
             Ok(p) => p,
             Err(out) => return *out,
         };
+        // After a lost update the file does not hold `src` yet: write even an unchanged plan.
+        out.changed |= read.pending();
         if opts.dry_run || opts.check || !out.changed {
             return out;
         }
-        let staged = match io::stage(&real, &new) {
+        let staged = match io::stage(&real, &new, &read) {
             Ok(s) => s,
             Err(e) => return fail(Some(f), e.into()),
         };
+        for w in staged.warnings() {
+            let w = Warning::Metadata { message: w.clone() };
+            reporter.event(path, &Event::Warning(&w));
+            out.warnings.push(w);
+        }
         if let Some(cmd) = &opts.validate
             && let Err(e) = io::run_validate(cmd, staged.path())
         {
             return fail(Some(f), Error::Validate(e));
         }
-        // Someone else (an editor, another tool) may have written the file meanwhile.
-        match io::read(&real) {
-            Ok(now) if now.as_deref() == (!missing).then_some(src.as_slice()) => {}
-            Ok(_) => continue,
-            Err(e) => return fail(Some(f), e.into()),
-        }
-        if opts.backup && !missing {
-            match io::backup(&real) {
-                Ok(b) => reporter.event(path, &Event::BackedUp(&b)),
+        if opts.backup && !backed_up {
+            match io::backup(&read, &src) {
+                Ok(Some(b)) => reporter.event(path, &Event::BackedUp(&b)),
+                Ok(None) => {}
                 Err(e) => return fail(Some(f), e.into()),
             }
+            backed_up = true;
         }
-        if let Err(e) = staged.commit() {
-            return fail(Some(f), e.into());
+        // Someone else (an editor, an appender) may write the file meanwhile: commit checks
+        // before and after the rename and hands back what the file holds now.
+        match staged.commit(read, &src) {
+            Ok(io::Committed::Done) => {}
+            Ok(io::Committed::Changed(again, content)) => {
+                read = again;
+                bytes = content;
+                continue;
+            }
+            Err(e) => return fail(Some(f), e.into()),
         }
+        // Env bodies (secrets) are kept only for a merge.
+        let keep_bodies = f != Format::Env || opts.plan.on_drift == plan::OnDrift::Merge;
         if let Some(store) = &store
-            && let Err(e) = record.save(store, &canonical, known, f)
+            && let Err(e) = record.save(store, &canonical, known, f, keep_bodies)
         {
             let w = Warning::StateNotSaved {
                 reason: e.to_string(),
@@ -799,7 +826,13 @@ fn edit_inner(
         }
         return out;
     }
-    fail(None, IoError::Busy(path.to_path_buf()).into())
+    // Bytes carried over from a rewrite of the old file are not on disk: say so.
+    let err = if read.pending() {
+        IoError::LostUpdate(path.to_path_buf())
+    } else {
+        IoError::Busy(path.to_path_buf())
+    };
+    fail(None, err.into())
 }
 
 /// Plans `work` on the bytes of a file of format `f` and tells `reporter` what the plan
@@ -950,9 +983,13 @@ impl Record {
         canonical: &Path,
         mut known: FileState,
         f: Format,
+        keep_bodies: bool,
     ) -> std::io::Result<()> {
         match self {
-            Self::Regions(outcomes) => remember(store, canonical, known, f, &outcomes),
+            Self::Regions(outcomes) => {
+                known.format = Some(f.name().to_owned());
+                store.record(canonical, known, &outcomes, keep_bodies)
+            }
             Self::Entries {
                 owner,
                 rules,
@@ -1130,6 +1167,7 @@ fn plan_options(
     known: &FileState,
     store: Option<&Store>,
 ) -> plan::Options {
+    let canonical = Path::new(&known.path);
     let mut p = opts.plan.clone();
     p.eof_break_added = doc
         .regions
@@ -1146,7 +1184,7 @@ fn plan_options(
     if let (plan::OnDrift::Merge, Some(store)) = (p.on_drift, store) {
         for r in doc.regions.iter().filter(|r| r.state == State::Drifted) {
             if let Some(h) = r.begin.marker.hash()
-                && let Some(base) = store.body(h)
+                && let Some(base) = store.body(canonical, h)
             {
                 p.bases.insert(h.to_owned(), base);
             }
@@ -1170,39 +1208,6 @@ pub fn canonical_path(real: &Path) -> PathBuf {
         (Ok(dir), Some(name)) => dir.join(name),
         _ => real.to_path_buf(),
     }
-}
-
-/// Records in the state store what an edit wrote.
-fn remember(
-    store: &Store,
-    canonical: &Path,
-    mut known: FileState,
-    format: Format,
-    outcomes: &[Outcome],
-) -> std::io::Result<()> {
-    known.format = Some(format.name().to_owned());
-    for o in outcomes {
-        let key = o.id.to_string();
-        match o.action {
-            Action::Inserted | Action::Updated | Action::Merged => {
-                let entry = known.regions.entry(key).or_default();
-                if let Some((hash, body)) = &o.written {
-                    store.save_body(hash, body)?;
-                    entry.hash = Some(hash.clone());
-                }
-                // A new insertion decides afresh whether it added a line break; an update
-                // keeps what the insertion recorded.
-                if o.action == Action::Inserted {
-                    entry.eof_break = o.eof_break;
-                }
-            }
-            Action::Removed | Action::Pruned => {
-                known.regions.remove(&key);
-            }
-            Action::Unchanged | Action::KeptDrifted => {}
-        }
-    }
-    store.save(canonical, &known)
 }
 
 /// A unified diff of `old` and `new`, headed `a/PATH` and `b/PATH`.
@@ -1234,6 +1239,7 @@ impl fmt::Display for Event<'_> {
             Self::Unchanged => f.write_str("unchanged"),
             Self::NotCreated => f.write_str("does not exist; not created"),
             Self::BackedUp(b) => write!(f, "backup in {}", b.display()),
+            Self::Waiting(dir) => write!(f, "waiting for the lock on {}…", dir.display()),
             Self::Wrote(o) => write!(f, "{} \"{}\"", o.action.as_str(), o.id),
             Self::WroteEntry(e) => write!(f, "{} {} ({})", e.action.as_str(), e.key, e.owner),
             Self::Failed(e) => write!(f, "{e}"),

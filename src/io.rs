@@ -1,10 +1,29 @@
 //! The only module that touches the file system: resolving targets, locking, reading,
 //! validating with a user command, and atomic writes.
+//!
+//! The write path, as the pipeline uses it (docs/safety.md states the promises):
+//!
+//! 1. [`resolve`] follows symlinks to the file really edited;
+//! 2. [`lock`] takes the directory's advisory lock (calling back after a second of waiting)
+//!    and removes temporary files an earlier killed run left there;
+//! 3. [`snapshot`] refuses anything but a regular file *before* opening it for reading, then
+//!    reads it and keeps it open;
+//! 4. [`stage`] writes the new bytes to a temporary file beside the target with the old
+//!    file's owner, mode (special bits included), ACL and extended attributes;
+//! 5. [`run_validate`] runs a user's command on it, the path as its own argument;
+//! 6. [`backup`] copies the bytes that were read to a new, exclusively created file;
+//! 7. [`Staged::commit`] renames the temporary file over the target and then checks the old
+//!    file (still open) for bytes written to it after the read: [`Committed::Changed`] hands
+//!    back what the file holds now, so the caller redoes its edit on that.
 
-use std::io::Write as _;
-use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::{Read as _, Write as _};
+use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
+use std::os::unix::fs::{FileExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, SystemTime};
 
 /// An I/O failure, with the path it concerns in the message.
 #[derive(Debug, thiserror::Error)]
@@ -12,6 +31,16 @@ pub enum IoError {
     /// The target is a directory.
     #[error("{0}: is a directory; give the path of a file")]
     IsDir(PathBuf),
+    /// The target is a device, a FIFO or a socket.
+    #[error(
+        "{path}: is {kind}, not a regular file; demarcate edits only regular files and left it alone"
+    )]
+    NotRegular {
+        /// The path as given (or as resolved).
+        path: PathBuf,
+        /// What it is, with an article ("a character device").
+        kind: &'static str,
+    },
     /// The target's directory does not exist.
     #[error(
         "{0}: the directory does not exist; create it first (demarcate creates files, not directories)"
@@ -28,6 +57,23 @@ pub enum IoError {
     /// The file changed under us too often.
     #[error("{0}: the file kept changing while it was being edited; try again")]
     Busy(PathBuf),
+    /// Another program wrote to the old file after it was read and also rewrote the new one:
+    /// its bytes written to the old file are not in the result.
+    #[error(
+        "{0}: another program wrote to the file while it was being replaced and then rewrote it; \
+         what it wrote to the old file may be missing: check the file"
+    )]
+    LostUpdate(PathBuf),
+    /// The access control list could not be given to the new file.
+    #[error(
+        "{path}: cannot copy the file's access control list to the new file: {source}; nothing was written"
+    )]
+    Acl {
+        /// The target.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// A `--validate` command failed.
     #[error("validation command failed ({status}): {output}")]
     Validate {
@@ -36,14 +82,33 @@ pub enum IoError {
         /// What it printed.
         output: String,
     },
+    /// A `--validate` command could not be started.
+    #[error("validation command `{program}` cannot run: {source}")]
+    ValidateSpawn {
+        /// The program.
+        program: String,
+        /// Why.
+        source: std::io::Error,
+    },
     /// `--validate` without `%s`.
     #[error(
         "--validate needs `%s` where the path of the file to check goes, e.g. --validate 'bash -n %s'"
     )]
     ValidateNoPlaceholder,
+    /// `--validate` that cannot be split into words, or whose `%s` sits inside a word that a
+    /// program would read as code.
+    #[error("--validate {0}")]
+    ValidateCommand(String),
     /// Any other I/O error (fs-err messages name the path).
     #[error(transparent)]
     Io(#[from] std::io::Error),
+}
+
+fn at(path: &Path, e: std::io::Error) -> IoError {
+    IoError::Io(std::io::Error::new(
+        e.kind(),
+        format!("{}: {e}", path.display()),
+    ))
 }
 
 /// The file to really read and write for `path`: a symlink is followed (and kept), so the
@@ -75,66 +140,391 @@ fn parent_of(path: &Path) -> PathBuf {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// The directory lock and stale temporary files
+
+/// How long [`lock`] waits quietly before it calls its `waiting` callback.
+pub(crate) const LOCK_PATIENCE: Duration = Duration::from_secs(1);
+
 /// An advisory lock on the directory holding a file: concurrent demarcate runs editing
 /// files in one directory serialize. Released when dropped.
 pub(crate) struct DirLock {
-    _file: std::fs::File,
+    _file: File,
 }
 
-/// Locks the directory of `path`.
+/// Locks the directory of `path`. When the lock is held by another run for longer than
+/// [`LOCK_PATIENCE`], `waiting` is called once with the directory, and the wait goes on.
+/// Once the lock is held, temporary files that an earlier, killed run left in the directory
+/// are removed (see [`is_stale_temp`]); this happens once per directory per process.
 ///
 /// # Errors
 /// When the directory is missing or cannot be opened or locked.
-pub(crate) fn lock(path: &Path) -> Result<DirLock, IoError> {
+pub(crate) fn lock(path: &Path, waiting: &mut dyn FnMut(&Path)) -> Result<DirLock, IoError> {
     let dir = parent_of(path);
     if !dir.is_dir() {
         return Err(IoError::NoParent(dir));
     }
-    let file = fs_err::File::open(&dir)?.into_file();
-    file.lock()?;
+    let file = File::open(&dir).map_err(|e| at(&dir, e))?;
+    let start = std::time::Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match file.try_lock() {
+            Ok(()) => break,
+            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_PATIENCE => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(32));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                waiting(&dir);
+                file.lock().map_err(|e| at(&dir, e))?;
+                break;
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(at(&dir, e)),
+        }
+    }
+    sweep_once(&dir);
     Ok(DirLock { _file: file })
 }
 
-/// Reads a file; `None` when it does not exist.
-///
-/// # Errors
-/// A directory, an unreadable file, a binary file.
-pub(crate) fn read(path: &Path) -> Result<Option<Vec<u8>>, IoError> {
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => return Err(IoError::IsDir(path.to_path_buf())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        _ => {}
+/// The tag in the names of our temporary files: `.<name>.demarcate-tmp.<pid>.<random>`.
+const TEMP_TAG: &str = ".demarcate-tmp.";
+/// A temporary file older than this is stale even when its process id is in use again.
+pub(crate) const STALE_AFTER: Duration = Duration::from_secs(600);
+
+/// Directories already swept by this process (a run over many files in one directory
+/// sweeps it once, not once per file).
+static SWEPT: std::sync::Mutex<std::collections::BTreeSet<PathBuf>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+fn sweep_once(dir: &Path) {
+    let first = SWEPT
+        .lock()
+        .map(|mut s| s.insert(dir.to_path_buf()))
+        .unwrap_or(true);
+    if first {
+        remove_stale_temps(dir);
     }
-    let bytes = fs_err::read(path)?;
+}
+
+/// Removes the stale temporary files in `dir` (best effort); returns what it removed.
+/// Call it only while holding the directory's lock.
+pub(crate) fn remove_stale_temps(dir: &Path) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return removed;
+    };
+    let now = SystemTime::now();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.as_bytes().starts_with(b".")
+            || memchr::memmem::find(name.as_bytes(), b".demarcate-tmp").is_none()
+        {
+            continue;
+        }
+        let Ok(meta) = entry.metadata() else { continue };
+        if !meta.is_file() {
+            continue;
+        }
+        let age = meta
+            .modified()
+            .ok()
+            .and_then(|m| now.duration_since(m).ok())
+            .unwrap_or_default();
+        if is_stale_temp(&name, age, &|pid| process_exists(pid)) {
+            let path = entry.path();
+            if std::fs::remove_file(&path).is_ok() {
+                removed.push(path);
+            }
+        }
+    }
+    removed
+}
+
+/// Whether a directory entry named `name`, last modified `age` ago, is a temporary file of a
+/// demarcate run that is gone: `.<name>.demarcate-tmp.<pid>.<random>` whose process no
+/// longer exists, or which is older than [`STALE_AFTER`]; the older form
+/// `.<name>.<random>.demarcate-tmp` once older than a minute. Runs editing one directory
+/// hold its lock, so a temporary file found under the lock belongs to no run in progress;
+/// the process check guards against a writer that does not take the lock.
+#[must_use]
+pub(crate) fn is_stale_temp(name: &OsStr, age: Duration, alive: &dyn Fn(u32) -> bool) -> bool {
+    let b = name.as_bytes();
+    if !b.starts_with(b".") {
+        return false;
+    }
+    if let Some(i) = memchr::memmem::rfind(b, TEMP_TAG.as_bytes()) {
+        let rest = &b[i + TEMP_TAG.len()..];
+        let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+        if digits == 0 || rest.get(digits) != Some(&b'.') {
+            return false;
+        }
+        let pid = std::str::from_utf8(&rest[..digits])
+            .ok()
+            .and_then(|s| s.parse::<u32>().ok());
+        return match pid {
+            Some(pid) if pid == std::process::id() => age > STALE_AFTER,
+            Some(pid) => !alive(pid) || age > STALE_AFTER,
+            None => age > STALE_AFTER,
+        };
+    }
+    b.ends_with(b".demarcate-tmp") && age > Duration::from_secs(60)
+}
+
+fn process_exists(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 sends nothing; it only asks whether the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading
+
+fn kind_of(ft: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn refuse_special(path: &Path, meta: &std::fs::Metadata) -> Result<(), IoError> {
+    if meta.is_dir() {
+        return Err(IoError::IsDir(path.to_path_buf()));
+    }
+    if !meta.is_file() {
+        return Err(IoError::NotRegular {
+            path: path.to_path_buf(),
+            kind: kind_of(meta.file_type()),
+        });
+    }
+    Ok(())
+}
+
+/// Opens a regular file for reading and reads it; `None` when it does not exist. Anything
+/// else than a regular file (after following symlinks) is refused before it is opened; the
+/// open itself does not block (a FIFO swapped in meanwhile) and its result is checked again.
+fn open_regular(path: &Path) -> Result<Option<(File, Vec<u8>)>, IoError> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(at(path, e)),
+    };
+    refuse_special(path, &meta)?;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| at(path, e))?;
+    let meta = file.metadata().map_err(|e| at(path, e))?;
+    refuse_special(path, &meta)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0).saturating_add(1));
+    file.read_to_end(&mut bytes).map_err(|e| at(path, e))?;
     if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
         return Err(IoError::Utf16(path.to_path_buf()));
     }
     if memchr::memchr(0, &bytes).is_some() {
         return Err(IoError::Binary(path.to_path_buf()));
     }
-    Ok(Some(bytes))
+    Ok(Some((file, bytes)))
 }
 
-/// A new version of a file, written to a temporary file beside it, not yet in place.
-pub(crate) struct Staged {
-    tmp: tempfile::NamedTempFile,
-    target: PathBuf,
-}
-
-/// Writes `bytes` to a temporary file in the target's directory with the target's mode and
-/// owner, and syncs it.
+/// Reads a file; `None` when it does not exist.
 ///
 /// # Errors
-/// Any I/O error.
-pub(crate) fn stage(target: &Path, bytes: &[u8]) -> Result<Staged, IoError> {
+/// A directory, a device, FIFO or socket, an unreadable file, a binary file.
+pub(crate) fn read(path: &Path) -> Result<Option<Vec<u8>>, IoError> {
+    Ok(open_regular(path)?.map(|(_, bytes)| bytes))
+}
+
+/// A file as read for an edit, kept open so that writes to it after the read can be found.
+/// The bytes read go to the caller (see [`snapshot`]), who hands them back to
+/// [`Staged::commit`].
+pub(crate) struct Snapshot {
+    path: PathBuf,
+    /// The file as opened; `None` when it did not exist.
+    file: Option<File>,
+    /// What the open file held when it was read, when that is not the content handed out:
+    /// after a lost update, the content is the old file's bytes and what was appended to
+    /// the new one, while the file on disk holds the new one.
+    seen: Option<Vec<u8>>,
+}
+
+/// Reads `path` for an edit: the open file and its bytes (`None` when it does not exist).
+///
+/// # Errors
+/// As [`read`].
+pub(crate) fn snapshot(path: &Path) -> Result<(Snapshot, Option<Vec<u8>>), IoError> {
+    let (file, bytes) = match open_regular(path)? {
+        Some((f, b)) => (Some(f), Some(b)),
+        None => (None, None),
+    };
+    Ok((
+        Snapshot {
+            path: path.to_path_buf(),
+            file,
+            seen: None,
+        },
+        bytes,
+    ))
+}
+
+impl Snapshot {
+    /// Whether the file on disk does not hold the content handed out with this snapshot
+    /// (after a lost update it must be written even if the edit itself changes nothing).
+    #[must_use]
+    pub(crate) const fn pending(&self) -> bool {
+        self.seen.is_some()
+    }
+
+    /// The file read again after it changed before our rename. Content carried over from
+    /// a lost update is not on disk: it stays, with what was appended to the file since.
+    fn reread(self, content: &[u8]) -> Result<(Self, Option<Vec<u8>>), IoError> {
+        let (fresh, now) = snapshot(&self.path)?;
+        let Some(seen) = self.seen else {
+            return Ok((fresh, now));
+        };
+        let appended = now
+            .as_deref()
+            .and_then(|n| n.strip_prefix(seen.as_slice()))
+            .ok_or_else(|| IoError::LostUpdate(self.path.clone()))?;
+        let mut carried = content.to_vec();
+        carried.extend_from_slice(appended);
+        Ok((Self { seen: now, ..fresh }, Some(carried)))
+    }
+
+    /// Whether `path` still names the file read, holding the same bytes (`content`: what
+    /// was handed out with the snapshot) or those with more appended (appends are carried
+    /// over after the rename, see [`Staged::commit`]).
+    fn still_current(&self, content: &[u8]) -> Result<bool, IoError> {
+        let Some(file) = &self.file else {
+            return Ok(matches!(std::fs::symlink_metadata(&self.path),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound));
+        };
+        let Ok(now) = std::fs::metadata(&self.path) else {
+            return Ok(false);
+        };
+        let ours = file.metadata().map_err(|e| at(&self.path, e))?;
+        if (now.dev(), now.ino()) != (ours.dev(), ours.ino()) {
+            return Ok(false);
+        }
+        starts_with(file, self.seen.as_deref().unwrap_or(content)).map_err(|e| at(&self.path, e))
+    }
+}
+
+/// Whether an open file starts with `bytes` now (compared a block at a time).
+fn starts_with(file: &File, bytes: &[u8]) -> std::io::Result<bool> {
+    if file.metadata()?.len() < bytes.len() as u64 {
+        return Ok(false);
+    }
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut pos = 0;
+    loop {
+        let want = (bytes.len() - pos).min(buf.len());
+        if want == 0 {
+            return Ok(true);
+        }
+        match file.read_at(&mut buf[..want], pos as u64) {
+            Ok(0) => return Ok(false),
+            Ok(n) => {
+                if bytes.get(pos..pos + n) != Some(&buf[..n]) {
+                    return Ok(false);
+                }
+                pos += n;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// An open file's whole content, read from its start (without moving its offset).
+fn read_all_at(file: &File) -> std::io::Result<Vec<u8>> {
+    read_from(file, 0)
+}
+
+/// An open file's content from `start` to its end (without moving its offset).
+fn read_from(file: &File, start: usize) -> std::io::Result<Vec<u8>> {
+    let len = usize::try_from(file.metadata()?.len()).unwrap_or(0);
+    let mut out = Vec::with_capacity(len.saturating_sub(start));
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match file.read_at(&mut buf, (start + out.len()) as u64) {
+            Ok(0) => return Ok(out),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing
+
+/// A new version of a file, written to a temporary file beside it, not yet in place.
+pub(crate) struct Staged<'a> {
+    tmp: tempfile::NamedTempFile,
+    target: PathBuf,
+    bytes: &'a [u8],
+    warnings: Vec<String>,
+}
+
+/// The outcome of [`Staged::commit`].
+pub(crate) enum Committed {
+    /// The new bytes are in place and nobody wrote to the old file after it was read.
+    Done,
+    /// The file changed after it was read: before the rename (nothing was written), or after
+    /// it (what was written to the old file is in the content, with anything appended to
+    /// the new file since). Redo the edit on this snapshot and content (`None`: no file).
+    Changed(Snapshot, Option<Vec<u8>>),
+}
+
+/// The prefix of a temporary file's name for `target`: `.<name>.demarcate-tmp.<pid>.`, the
+/// name cut to 64 bytes with anything but letters, digits and `._-+` made `_` (so that no
+/// text from the file's name reaches a `--validate` command through the temporary path).
+fn temp_prefix(target: &Path) -> OsString {
+    let name = target.file_name().map(OsStr::as_bytes).unwrap_or_default();
+    let mut p: Vec<u8> = b".".to_vec();
+    p.extend(name.iter().take(64).map(|&c| {
+        if c.is_ascii_alphanumeric() || b"._-+".contains(&c) {
+            c
+        } else {
+            b'_'
+        }
+    }));
+    p.extend_from_slice(TEMP_TAG.as_bytes());
+    p.extend_from_slice(std::process::id().to_string().as_bytes());
+    p.push(b'.');
+    OsString::from_vec(p)
+}
+
+/// Writes `bytes` to a temporary file in the target's directory with the owner, mode
+/// (setuid, setgid and sticky bits included), ACL and extended attributes of the file that
+/// `like` read (a new file: mode 0666 less the umask), and syncs it.
+///
+/// # Errors
+/// Any I/O error; an ACL that cannot be copied (the new file would be more open).
+pub(crate) fn stage<'a>(
+    target: &Path,
+    bytes: &'a [u8],
+    like: &Snapshot,
+) -> Result<Staged<'a>, IoError> {
     let dir = parent_of(target);
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
     let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".demarcate-tmp")
+        .prefix(&temp_prefix(target))
+        .rand_bytes(6)
         .tempfile_in(&dir)
         .map_err(|e| {
             std::io::Error::new(
@@ -142,49 +532,244 @@ pub(crate) fn stage(target: &Path, bytes: &[u8]) -> Result<Staged, IoError> {
                 format!("{}: cannot create a temporary file: {e}", dir.display()),
             )
         })?;
-    tmp.write_all(bytes)?;
-    let (mode, owner) = match std::fs::metadata(target) {
-        Ok(m) => (m.permissions().mode() & 0o7777, Some((m.uid(), m.gid()))),
-        Err(_) => (0o666 & !umask(), None),
-    };
-    tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(mode))?;
-    if let Some((uid, gid)) = owner {
-        // Only root can give a file away; for anyone else this is a no-op or refused, and
-        // the file stays theirs, which is what it already was.
-        let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(uid), Some(gid));
+    tmp.write_all(bytes).map_err(|e| at(tmp.path(), e))?;
+    let mut warnings = Vec::new();
+    match &like.file {
+        Some(old) => copy_metadata(old, tmp.as_file(), target, true, &mut warnings)?,
+        None => tmp
+            .as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o666 & !umask()))?,
     }
     tmp.as_file().sync_all()?;
     Ok(Staged {
         tmp,
         target: target.to_path_buf(),
+        bytes,
+        warnings,
     })
 }
 
-impl Staged {
+/// Gives `new` the owner, extended attributes (ACL included) and mode of `old`: owner first
+/// (a change of owner clears setuid/setgid bits and file capabilities), mode last.
+fn copy_metadata(
+    old: &File,
+    new: &File,
+    target: &Path,
+    special_bits: bool,
+    warnings: &mut Vec<String>,
+) -> Result<(), IoError> {
+    let m = old.metadata()?;
+    let n = new.metadata()?;
+    if (m.uid(), m.gid()) != (n.uid(), n.gid())
+        && std::os::unix::fs::fchown(new, Some(m.uid()), Some(m.gid())).is_err()
+    {
+        // Only root can give a file away; anyone else may still set a group of theirs.
+        // Otherwise the file stays the caller's, which it already was.
+        let _ = std::os::unix::fs::fchown(new, None, Some(m.gid()));
+    }
+    copy_xattrs(old, new, target, warnings)?;
+    let mask = if special_bits { 0o7777 } else { 0o777 };
+    new.set_permissions(std::fs::Permissions::from_mode(m.mode() & mask))?;
+    Ok(())
+}
+
+const ACL: &[u8] = b"system.posix_acl_access";
+
+fn copy_xattrs(
+    old: &File,
+    new: &File,
+    target: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<(), IoError> {
+    use xattr::FileExt as _;
+    let unsupported = |e: &std::io::Error| e.raw_os_error() == Some(libc::EOPNOTSUPP);
+    let names: Vec<OsString> = match old.list_xattr() {
+        Ok(n) => n.collect(),
+        Err(e) if unsupported(&e) => return Ok(()),
+        Err(e) => {
+            warnings.push(format!(
+                "{}: cannot list its extended attributes ({e}); they are not copied",
+                target.display()
+            ));
+            return Ok(());
+        }
+    };
+    let mut had_acl = false;
+    for name in &names {
+        let b = name.as_bytes();
+        let acl = b == ACL;
+        had_acl |= acl;
+        // Other system.* names are file-system internals, not attributes to carry over.
+        if b.starts_with(b"system.") && !acl {
+            continue;
+        }
+        let result = match old.get_xattr(name) {
+            Ok(Some(value)) => new.set_xattr(name, &value),
+            Ok(None) => continue,
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(()) => {}
+            Err(source) if acl => {
+                return Err(IoError::Acl {
+                    path: target.to_path_buf(),
+                    source,
+                });
+            }
+            Err(e) => warnings.push(format!(
+                "{}: extended attribute {} not kept: {e}",
+                target.display(),
+                name.to_string_lossy()
+            )),
+        }
+    }
+    // A default ACL of the directory gives a new file an ACL the old one did not have.
+    if !had_acl
+        && let Ok(Some(_)) = new.get_xattr(OsStr::from_bytes(ACL))
+        && let Err(source) = new.remove_xattr(OsStr::from_bytes(ACL))
+    {
+        return Err(IoError::Acl {
+            path: target.to_path_buf(),
+            source,
+        });
+    }
+    Ok(())
+}
+
+impl Staged<'_> {
     /// The temporary file's path (for `--validate`).
     #[must_use]
     pub(crate) fn path(&self) -> &Path {
         self.tmp.path()
     }
 
-    /// Renames the temporary file over the target and syncs the directory.
+    /// What could not be carried over to the new file (extended attributes the caller may
+    /// not set); the write goes on without them.
+    #[must_use]
+    pub(crate) fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Puts the new bytes in place of the file `read` read, unless it changed since: checks
+    /// that the path still names that file with the same bytes, renames the temporary file
+    /// over it (a file that did not exist is created only if it still does not), syncs the
+    /// directory, and then checks the old file, still open, for bytes written to it after
+    /// the read (by a program that had it open across the rename).
     ///
     /// # Errors
-    /// Any I/O error; the target is then unchanged.
-    pub(crate) fn commit(self) -> Result<(), IoError> {
-        let target = self.target;
-        self.tmp.persist(&target).map_err(|e| {
-            std::io::Error::new(
-                e.error.kind(),
-                format!("{}: cannot replace the file: {}", target.display(), e.error),
-            )
-        })?;
-        if let Ok(d) = std::fs::File::open(parent_of(&target)) {
-            let _ = d.sync_all();
+    /// Any I/O error (the target is then unchanged); [`IoError::LostUpdate`] when the old file
+    /// was written to *and* the new one rewritten by someone else.
+    pub(crate) fn commit(self, read: Snapshot, content: &[u8]) -> Result<Committed, IoError> {
+        if !read.still_current(content)? {
+            return read.reread(content).map(|(s, c)| Committed::Changed(s, c));
         }
-        Ok(())
+        let Self {
+            tmp, target, bytes, ..
+        } = self;
+        let replace_error = |e: std::io::Error| {
+            IoError::Io(std::io::Error::new(
+                e.kind(),
+                format!("{}: cannot replace the file: {e}", target.display()),
+            ))
+        };
+        let sync_dir = || {
+            if let Ok(d) = File::open(parent_of(&target)) {
+                let _ = d.sync_all();
+            }
+        };
+        let Some(old) = read.file else {
+            match tmp.persist_noclobber(&target) {
+                Ok(_) => {}
+                Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let (s, c) = snapshot(&target)?;
+                    return Ok(Committed::Changed(s, c));
+                }
+                // A file system without hard links or RENAME_NOREPLACE (FAT, some FUSE
+                // mounts): check, then rename.
+                Err(e) => {
+                    if std::fs::symlink_metadata(&target).is_ok() {
+                        let (s, c) = snapshot(&target)?;
+                        return Ok(Committed::Changed(s, c));
+                    }
+                    e.file
+                        .persist(&target)
+                        .map_err(|e| replace_error(e.error))?;
+                }
+            }
+            sync_dir();
+            return Ok(Committed::Done);
+        };
+        let new = tmp.persist(&target).map_err(|e| replace_error(e.error))?;
+        let seen = read.seen.as_deref().unwrap_or(content);
+        let here = |e| at(&target, e);
+        if !starts_with(&old, seen).map_err(here)? {
+            return redo(&old, target, bytes);
+        }
+        // Bytes appended to the old file by writers that opened it before the rename are
+        // appended to the new file: the result is what the append would have made had it
+        // come just after our edit. Checked at once (so that one writer's lines keep their
+        // order) and again after the directory sync.
+        let carried = follow_appends(&old, seen.len(), &target, &new)?;
+        sync_dir();
+        let total = follow_appends(&old, carried, &target, &new)?;
+        if total != seen.len() {
+            new.sync_all().map_err(here)?;
+        }
+        Ok(Committed::Done)
     }
+}
+
+/// Appends to `target` (still the file `new`) what the old file holds past `from`, until it
+/// stops growing (bounded); returns how far the old file has been carried over.
+fn follow_appends(old: &File, from: usize, target: &Path, new: &File) -> Result<usize, IoError> {
+    let mut carried = from;
+    for _ in 0..1000 {
+        let more = read_from(old, carried).map_err(|e| at(target, e))?;
+        if more.is_empty() {
+            break;
+        }
+        append_to(target, new, &more)?;
+        carried += more.len();
+    }
+    Ok(carried)
+}
+
+/// Appends `bytes` to `target` if it is still the file `ours`; else the bytes cannot go
+/// anywhere safe: [`IoError::LostUpdate`].
+fn append_to(target: &Path, ours: &File, bytes: &[u8]) -> Result<(), IoError> {
+    let f = std::fs::OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(target)
+        .map_err(|e| at(target, e))?;
+    let (a, b) = (f.metadata()?, ours.metadata()?);
+    if (a.dev(), a.ino()) != (b.dev(), b.ino()) {
+        return Err(IoError::LostUpdate(target.to_path_buf()));
+    }
+    (&f).write_all(bytes).map_err(|e| at(target, e))
+}
+
+/// The old file was rewritten after our read (not just appended to): the snapshot to redo
+/// the edit on: what the old file holds now, with whatever was appended to the new file
+/// (which held `written`) since.
+fn redo(old: &File, target: PathBuf, written: &[u8]) -> Result<Committed, IoError> {
+    let old_now = read_all_at(old).map_err(|e| at(&target, e))?;
+    let Some((file, now)) = open_regular(&target)? else {
+        return Err(IoError::LostUpdate(target));
+    };
+    let Some(appended) = now.strip_prefix(written) else {
+        return Err(IoError::LostUpdate(target));
+    };
+    let mut content = old_now;
+    content.extend_from_slice(appended);
+    Ok(Committed::Changed(
+        Snapshot {
+            path: target,
+            file: Some(file),
+            seen: Some(now),
+        },
+        Some(content),
+    ))
 }
 
 /// The process's umask, read from `/proc/self/status` (reading it this way is thread-safe,
@@ -200,17 +785,82 @@ fn umask() -> u32 {
         .unwrap_or(0o022)
 }
 
-/// Runs a user's `--validate` command with `%s` replaced by `file`.
+// ---------------------------------------------------------------------------------------
+// --validate
+
+/// Characters that may stand beside `%s` in one word (`--file=%s`, `path:%s`): none of
+/// them means anything to a shell or to a program that would run the word as code.
+fn plain(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "-_=:,./@+".contains(c)
+}
+
+/// Splits a `--validate` command into words as a POSIX shell would (quotes and backslashes;
+/// no variables, globs, pipes or substitutions) and checks it: at least one `%s`, each in a
+/// word of its own or beside plain characters only (`--config=%s`).
 ///
 /// # Errors
-/// When the command has no `%s`, cannot run, or fails.
-pub(crate) fn run_validate(cmd: &str, file: &Path) -> Result<(), IoError> {
-    if !cmd.contains("%s") {
+/// [`IoError::ValidateNoPlaceholder`], [`IoError::ValidateCommand`].
+pub fn validate_words(cmd: &str) -> Result<Vec<String>, IoError> {
+    let words = shell_words::split(cmd)
+        .map_err(|e| IoError::ValidateCommand(format!("`{cmd}`: {e}; close the quote")))?;
+    if words.is_empty() {
         return Err(IoError::ValidateNoPlaceholder);
     }
-    let quoted = shell_quote(&file.to_string_lossy());
-    let line = cmd.replace("%s", &quoted);
-    let out = Command::new("sh").arg("-c").arg(&line).output()?;
+    if !words.iter().any(|w| w.contains("%s")) {
+        return Err(IoError::ValidateNoPlaceholder);
+    }
+    if let Some(w) = words
+        .iter()
+        .find(|w| w.contains("%s") && !w.replace("%s", "").chars().all(plain))
+    {
+        return Err(IoError::ValidateCommand(format!(
+            "`{cmd}`: `%s` stands inside `{w}`, which a program could read as code; give `%s` \
+             as a word of its own (to use a shell: sh -c 'bash -n \"$1\"' sh %s)"
+        )));
+    }
+    Ok(words)
+}
+
+/// The program and arguments for `cmd` on `file`: each `%s` replaced by the path's raw bytes.
+///
+/// # Errors
+/// As [`validate_words`].
+pub(crate) fn validate_argv(cmd: &str, file: &Path) -> Result<Vec<OsString>, IoError> {
+    let path = file.as_os_str().as_bytes();
+    Ok(validate_words(cmd)?
+        .iter()
+        .map(|w| {
+            let mut out = Vec::with_capacity(w.len() + path.len());
+            let mut parts = w.split("%s");
+            if let Some(first) = parts.next() {
+                out.extend_from_slice(first.as_bytes());
+            }
+            for part in parts {
+                out.extend_from_slice(path);
+                out.extend_from_slice(part.as_bytes());
+            }
+            OsString::from_vec(out)
+        })
+        .collect())
+}
+
+/// Runs a user's `--validate` command on `file`: no shell; the path is its own argument.
+///
+/// # Errors
+/// When the command is malformed (see [`validate_words`]), cannot run, or fails.
+pub(crate) fn run_validate(cmd: &str, file: &Path) -> Result<(), IoError> {
+    let argv = validate_argv(cmd, file)?;
+    let Some((program, args)) = argv.split_first() else {
+        return Err(IoError::ValidateNoPlaceholder);
+    };
+    let out = Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|source| IoError::ValidateSpawn {
+            program: program.to_string_lossy().into_owned(),
+            source,
+        })?;
     if out.status.success() {
         return Ok(());
     }
@@ -222,43 +872,221 @@ pub(crate) fn run_validate(cmd: &str, file: &Path) -> Result<(), IoError> {
     })
 }
 
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
+// ---------------------------------------------------------------------------------------
+// --backup
 
-/// Copies the current file to `<file>.<unix-seconds>.bak` beside it; returns the copy's path.
+/// Copies the bytes the file held when `read` was taken (`content`, as handed out with it)
+/// to a new file beside the target,
+/// `<file>.<UTC time>.bak` (`<file>.<UTC time>.<n>.bak` when that name is taken), created
+/// exclusively: never through an existing name or a symlink, never over another backup. It
+/// gets the file's owner, mode (without setuid/setgid), ACL and extended attributes.
+/// `None` when the file did not exist.
 ///
 /// # Errors
-/// Any I/O error.
-pub(crate) fn backup(path: &Path) -> Result<PathBuf, IoError> {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
+/// Any I/O error (a partly written backup is removed).
+pub(crate) fn backup(read: &Snapshot, content: &[u8]) -> Result<Option<PathBuf>, IoError> {
+    let Some(old) = &read.file else {
+        return Ok(None);
+    };
+    let bytes = read.seen.as_deref().unwrap_or(content);
+    let target = &read.path;
+    let stamp = utc_stamp(SystemTime::now());
+    let base = target.file_name().unwrap_or_default();
+    for n in 0..10_000u32 {
+        let mut name = base.to_os_string();
+        if n == 0 {
+            name.push(format!(".{stamp}.bak"));
+        } else {
+            name.push(format!(".{stamp}.{n}.bak"));
+        }
+        let dest = target.with_file_name(name);
+        let file = match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&dest)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(at(&dest, e)),
+        };
+        let mut ignored = Vec::new();
+        let written = (&file)
+            .write_all(bytes)
+            .map_err(|e| at(&dest, e))
+            .and_then(|()| copy_metadata(old, &file, target, false, &mut ignored))
+            .and_then(|()| file.sync_all().map_err(|e| at(&dest, e)));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&dest);
+            return Err(e);
+        }
+        return Ok(Some(dest));
+    }
+    Err(at(
+        target,
+        std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "too many backups made this second",
+        ),
+    ))
+}
+
+/// `20261123T101500Z` for a time (UTC, seconds).
+fn utc_stamp(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".{secs}.bak"));
-    let dest = path.with_file_name(name);
-    fs_err::copy(path, &dest)?;
-    Ok(dest)
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn commit_done(
+        s: Staged<'_>,
+        read: Snapshot,
+        content: &[u8],
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        match s.commit(read, content)? {
+            Committed::Done => Ok(()),
+            Committed::Changed(..) => Err("unexpected change".into()),
+        }
+    }
+
     #[test]
     fn staged_write_keeps_mode_and_replaces_atomically() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let f = dir.path().join("x.sh");
         std::fs::write(&f, "old")?;
-        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o750))?;
-        let s = stage(&f, b"new")?;
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o4750))?;
+        let (read, old) = snapshot(&f)?;
+        let s = stage(&f, b"new", &read)?;
         assert_eq!(std::fs::read(&f)?, b"old");
-        s.commit()?;
+        commit_done(s, read, &old.ok_or("exists")?)?;
         assert_eq!(std::fs::read(&f)?, b"new");
-        assert_eq!(std::fs::metadata(&f)?.permissions().mode() & 0o777, 0o750);
+        assert_eq!(std::fs::metadata(&f)?.permissions().mode() & 0o7777, 0o4750);
         let leftovers = std::fs::read_dir(dir.path())?.count();
         assert_eq!(leftovers, 1);
+        Ok(())
+    }
+
+    #[test]
+    fn a_write_to_the_old_file_after_the_read_is_handed_back()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let f = dir.path().join("log");
+        std::fs::write(&f, "a\n")?;
+        let (read, old) = snapshot(&f)?;
+        let s = stage(&f, b"a\nB\n", &read)?;
+        // Rewritten before the rename: nothing is written, the fresh content comes back.
+        std::fs::write(&f, "x\n")?;
+        let Committed::Changed(again, now) = s.commit(read, &old.ok_or("exists")?)? else {
+            return Err("a change before the rename must be seen".into());
+        };
+        assert!(!again.pending());
+        assert_eq!(now.as_deref(), Some(&b"x\n"[..]));
+        assert_eq!(std::fs::read(&f)?, b"x\n");
+        Ok(())
+    }
+
+    #[test]
+    fn bytes_appended_to_the_old_file_after_the_read_are_carried_over()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let f = dir.path().join("log");
+        std::fs::write(&f, "a\n")?;
+        let (read, seen) = snapshot(&f)?;
+        let seen = seen.ok_or("exists")?;
+        // A writer that opened the file before the rename and writes after it.
+        let mut writer = std::fs::OpenOptions::new().append(true).open(&f)?;
+        writer.write_all(b"x\n")?;
+        let s = stage(&f, b"a\nB\n", &read)?;
+        commit_done(s, read, &seen)?;
+        assert_eq!(std::fs::read(&f)?, b"a\nB\nx\n");
+        // The same after the rename, found by following the old file.
+        let (read, seen) = snapshot(&f)?;
+        let seen = seen.ok_or("exists")?;
+        let mut writer = std::fs::OpenOptions::new().append(true).open(&f)?;
+        let s = stage(&f, b"C\n", &read)?;
+        let new = s.tmp.persist(&f)?;
+        writer.write_all(b"y\n")?;
+        let old = read.file.ok_or("open")?;
+        assert_eq!(follow_appends(&old, seen.len(), &f, &new)?, seen.len() + 2);
+        assert_eq!(std::fs::read(&f)?, b"C\ny\n");
+        Ok(())
+    }
+
+    #[test]
+    fn an_old_file_rewritten_after_the_rename_is_redone_or_refused()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let f = dir.path().join("log");
+        std::fs::write(&f, "a\n")?;
+        let (read, _) = snapshot(&f)?;
+        let writer = std::fs::OpenOptions::new().write(true).open(&f)?;
+        let s = stage(&f, b"a\nB\n", &read)?;
+        s.tmp.persist(&f)?;
+        writer.write_all_at(b"Z", 0)?;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&f)?
+            .write_all(b"y\n")?;
+        let old = read.file.ok_or("open")?;
+        let Committed::Changed(again, content) = redo(&old, f.clone(), b"a\nB\n")? else {
+            return Err("a redo".into());
+        };
+        assert_eq!(content.as_deref(), Some(&b"Z\ny\n"[..]));
+        assert!(again.pending());
+        let content = content.ok_or("content")?;
+        let s = stage(&f, b"Z\ny\nB\n", &again)?;
+        commit_done(s, again, &content)?;
+        assert_eq!(std::fs::read(&f)?, b"Z\ny\nB\n");
+        // The new file rewritten too: nothing safe to do but say so.
+        let (read, _) = snapshot(&f)?;
+        let s = stage(&f, b"other", &read)?;
+        s.tmp.persist(&f)?;
+        std::fs::write(&f, "rewritten")?;
+        let old = read.file.ok_or("open")?;
+        assert!(matches!(
+            redo(&old, f.clone(), b"other"),
+            Err(IoError::LostUpdate(_))
+        ));
+        Ok(())
+    }
+
+    #[test]
+    fn a_file_created_meanwhile_is_not_replaced() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let f = dir.path().join("new.env");
+        let (read, none) = snapshot(&f)?;
+        assert!(none.is_none());
+        let s = stage(&f, b"A=1\n", &read)?;
+        std::fs::write(&f, "B=2\n")?;
+        let Committed::Changed(_, now) = s.commit(read, b"")? else {
+            return Err("the new file must be seen".into());
+        };
+        assert_eq!(now.as_deref(), Some(&b"B=2\n"[..]));
+        assert_eq!(std::fs::read(&f)?, b"B=2\n");
         Ok(())
     }
 
@@ -274,7 +1102,7 @@ mod tests {
     }
 
     #[test]
-    fn binary_and_directory_are_refused() -> Result<(), Box<dyn std::error::Error>> {
+    fn binary_directory_and_special_files_are_refused() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         assert!(matches!(read(dir.path()), Err(IoError::IsDir(_))));
         let b = dir.path().join("b");
@@ -287,6 +1115,13 @@ mod tests {
         fs_err::write(&u, b"\xFE\xFF\x4e\x2d")?;
         assert!(matches!(read(&u), Err(IoError::Utf16(_))));
         assert!(read(&dir.path().join("missing"))?.is_none());
+        assert!(matches!(
+            read(Path::new("/dev/null")),
+            Err(IoError::NotRegular {
+                kind: "a character device",
+                ..
+            })
+        ));
         Ok(())
     }
 
@@ -296,11 +1131,91 @@ mod tests {
         let f = dir.path().join("it's here");
         std::fs::write(&f, "ok")?;
         run_validate("grep -q ok %s", &f)?;
+        run_validate("grep -q ok '%s'", &f)?;
+        run_validate("grep -q ok \"%s\"", &f)?;
         assert!(run_validate("grep -q nope %s", &f).is_err());
         assert!(matches!(
             run_validate("true", &f),
             Err(IoError::ValidateNoPlaceholder)
         ));
+        Ok(())
+    }
+
+    #[test]
+    fn validate_words_keep_the_path_whole() -> Result<(), Box<dyn std::error::Error>> {
+        let p = Path::new("/d/e$(touch X) 'q'.sh");
+        let argv = validate_argv("sh -n \"%s\" --cfg=%s", p)?;
+        assert_eq!(argv.len(), 4);
+        assert_eq!(argv[2], p.as_os_str());
+        assert_eq!(argv[3], OsStr::new("--cfg=/d/e$(touch X) 'q'.sh"));
+        assert!(matches!(
+            validate_words("sh -c 'bash -n %s'"),
+            Err(IoError::ValidateCommand(_))
+        ));
+        assert!(matches!(
+            validate_words("sh -n '%s"),
+            Err(IoError::ValidateCommand(_))
+        ));
+        Ok(())
+    }
+
+    #[test]
+    fn stale_temp_names() {
+        let dead = |_: u32| false;
+        let live = |_: u32| true;
+        let young = Duration::from_secs(5);
+        let name = OsStr::new(".bashrc.demarcate-tmp.4242.aB3xYz");
+        assert!(is_stale_temp(name, young, &dead));
+        assert!(!is_stale_temp(name, young, &live));
+        assert!(is_stale_temp(name, STALE_AFTER * 2, &live));
+        assert!(!is_stale_temp(
+            OsStr::new(".bashrc"),
+            STALE_AFTER * 2,
+            &dead
+        ));
+        assert!(!is_stale_temp(
+            OsStr::new("x.demarcate-tmp.1.a"),
+            young,
+            &dead
+        ));
+        assert!(is_stale_temp(
+            OsStr::new(".bashrc.Ab12.demarcate-tmp"),
+            Duration::from_secs(120),
+            &live
+        ));
+    }
+
+    #[test]
+    fn temp_names_are_recognised_and_plain() {
+        let p = temp_prefix(Path::new("/x/e$(touch P).sh"));
+        let name = format!("{}abcdef", p.to_string_lossy());
+        assert!(name.starts_with(".e__touch_P_.sh.demarcate-tmp."));
+        assert!(!is_stale_temp(OsStr::new(&name), Duration::ZERO, &|_| true));
+    }
+
+    #[test]
+    fn utc_stamps() {
+        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_000_000);
+        assert_eq!(utc_stamp(t), "20261118T110640Z");
+        assert_eq!(utc_stamp(SystemTime::UNIX_EPOCH), "19700101T000000Z");
+    }
+
+    #[test]
+    fn the_lock_reports_a_wait() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let f = dir.path().join("f");
+        let held = lock(&f, &mut |_| {})?;
+        let f2 = f.clone();
+        let waiter = std::thread::spawn(move || {
+            let mut waited = Vec::new();
+            let l = lock(&f2, &mut |d| waited.push(d.to_path_buf()));
+            (l.is_ok(), waited)
+        });
+        std::thread::sleep(LOCK_PATIENCE + Duration::from_millis(300));
+        drop(held);
+        let (ok, waited) = waiter.join().map_err(|_| "thread")?;
+        assert!(ok);
+        assert_eq!(waited, vec![dir.path().to_path_buf()]);
         Ok(())
     }
 }

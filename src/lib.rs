@@ -83,7 +83,7 @@ pub use engine::{
 pub use format::text::CommentStyle;
 pub use format::{DetectError, Format, Syntax, detect};
 pub use hash::{normalize_lines, of_normalized as body_hash};
-pub use io::IoError;
+pub use io::{IoError, validate_words};
 pub use lex::{KeyPolicy, Lexed, Lexer, Scan, Span};
 pub use lines::eol_of;
 pub use marker::{Identity, Marker};
@@ -92,4 +92,5 @@ pub use plan::{Action, OnDrift, Op, Options as PlanOptions, Outcome, Plan, PlanE
 pub use problem::{Problem, ProblemKind};
 pub use repair::{Fix, Repaired, repair as repair_markers};
 pub use report::{FileReport, ProblemReport, RegionReport, Report};
+pub use state::StoreWarning;
 pub use warning::{MergeFailure, Warning};

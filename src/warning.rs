@@ -46,6 +46,12 @@ pub enum Warning {
         /// removal was asked for.
         pruning: bool,
     },
+    /// The file is written, but some of its metadata (an extended attribute) could not be
+    /// copied to the new file.
+    Metadata {
+        /// What was not copied.
+        message: String,
+    },
     /// About an owned entry of a strict JSON file.
     Entry(crate::entries::EntryWarning),
     /// The file is written, but the state store (merge bases, regions written) could not be
@@ -79,7 +85,7 @@ impl Warning {
             | Self::KeptDrifted { id, .. }
             | Self::NotMerged { id, .. }
             | Self::NotRemoved { id, .. } => Some(id),
-            Self::StateNotSaved { .. } | Self::Entry(_) => None,
+            Self::StateNotSaved { .. } | Self::Entry(_) | Self::Metadata { .. } => None,
         }
     }
 }
@@ -134,6 +140,7 @@ impl fmt::Display for Warning {
                 }
             ),
             Self::Entry(w) => write!(f, "{w}"),
+            Self::Metadata { message } => f.write_str(message),
             Self::StateNotSaved { reason } => write!(
                 f,
                 "the edit is written, but the state store could not be updated: {reason}"

@@ -578,7 +578,7 @@ fn a_crash_between_two_files_leaves_each_old_or_new_and_the_next_run_converges()
             "apply",
             "m/m.toml",
             "--validate",
-            "case %s in *slow*) sleep 3;; esac",
+            "sh -c 'case \"$1\" in *slow*) sleep 3;; esac' sh %s",
         ])
         .current_dir(h.tmp.path())
         .env("HOME", &home)
