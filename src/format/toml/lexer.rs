@@ -224,7 +224,7 @@ pub(crate) fn bare_value(i: In<'_>) -> Res<'_> {
 pub(crate) fn key_text(raw: &[u8]) -> String {
     match raw.first() {
         Some(b'"') | Some(b'\'') => {
-            let v = super::normalize::decode_string(raw);
+            let v = decode_string(raw);
             String::from_utf8_lossy(&v).into_owned()
         }
         _ => String::from_utf8_lossy(raw).into_owned(),
@@ -948,4 +948,98 @@ impl<'a> Lexer<'a> {
         self.value(table);
         self.value_base = saved;
     }
+}
+
+/// The value of a string token as written (delimiters included; an unterminated one is
+/// decoded up to its end). Invalid escapes are kept as written.
+#[must_use]
+pub(crate) fn decode_string(s: &[u8]) -> Vec<u8> {
+    let (delim, escapes) = if s.starts_with(b"\"\"\"") {
+        (3, true)
+    } else if s.starts_with(b"'''") {
+        (3, false)
+    } else if s.starts_with(b"\"") {
+        (1, true)
+    } else {
+        (1, false)
+    };
+    let q = s.first().copied().unwrap_or(b'"');
+    let mut inner = s.get(delim..).unwrap_or_default();
+    if inner.len() >= delim && inner[inner.len() - delim..].iter().all(|b| *b == q) {
+        inner = &inner[..inner.len() - delim];
+    }
+    if delim == 3
+        && let Ok((r, _)) = newline(inner)
+    {
+        inner = r;
+    }
+    let mut out = Vec::with_capacity(inner.len());
+    let mut i = 0;
+    while i < inner.len() {
+        let c = inner[i];
+        if c == b'\r' && inner.get(i + 1) == Some(&b'\n') {
+            i += 1;
+            continue;
+        }
+        if c != b'\\' || !escapes {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let next = inner.get(i + 1).copied();
+        let simple = match next {
+            Some(b'b') => Some(0x08),
+            Some(b't') => Some(b'\t'),
+            Some(b'n') => Some(b'\n'),
+            Some(b'f') => Some(0x0c),
+            Some(b'r') => Some(b'\r'),
+            Some(b'e') => Some(0x1b),
+            Some(b'"') => Some(b'"'),
+            Some(b'\\') => Some(b'\\'),
+            _ => None,
+        };
+        if let Some(v) = simple {
+            out.push(v);
+            i += 2;
+            continue;
+        }
+        let hex_len = match next {
+            Some(b'x') => 2,
+            Some(b'u') => 4,
+            Some(b'U') => 8,
+            _ => 0,
+        };
+        if hex_len > 0 {
+            let digits = inner.get(i + 2..i + 2 + hex_len);
+            let ch = digits
+                .and_then(|d| std::str::from_utf8(d).ok())
+                .and_then(|d| u32::from_str_radix(d, 16).ok())
+                .and_then(char::from_u32);
+            if let Some(ch) = ch {
+                let mut buf = [0; 4];
+                out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                i += 2 + hex_len;
+                continue;
+            }
+        }
+        if delim == 3 {
+            // A line-ending backslash: the break and the whitespace after it vanish.
+            let rest = &inner[i + 1..];
+            let blank = rest
+                .iter()
+                .take_while(|b| matches!(b, b' ' | b'\t' | b'\r'))
+                .count();
+            if rest.get(blank) == Some(&b'\n') {
+                let skip = rest
+                    .iter()
+                    .take_while(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+                    .count();
+                i += 1 + skip;
+                continue;
+            }
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
 }
