@@ -378,6 +378,9 @@ fn read_only(path: &Path, opts: &EditOptions, check: bool) -> FileOutcome {
         Ok(f) => f,
         Err(e) => return FileOutcome::failed(path, opts.format, e),
     };
+    if f.syntax().requires_utf8() && std::str::from_utf8(&src).is_err() {
+        return FileOutcome::failed(path, Some(f), Error::NotUtf8(f));
+    }
     let known = opts
         .state
         .store()

@@ -211,6 +211,9 @@ pub enum PlanError {
         /// Its line.
         line: usize,
     },
+    /// The file as read is rejected by its format's own parser.
+    #[error("{0}; fix it first")]
+    InvalidInput(String),
     /// The format cannot place the region where asked.
     #[error("{0}")]
     Place(String),
@@ -286,6 +289,12 @@ pub fn plan(
         .collect();
     if !blocking.is_empty() {
         return Err(PlanError::Blocked(blocking));
+    }
+    // An edit never starts from a file the format's readers reject: it could not be undone
+    // (a `set` that went through, a `remove` that cannot). A construct left open at the end
+    // is reported more precisely where an insertion meets it.
+    if doc.lexed.unclosed.is_none() {
+        syntax.check_input(doc).map_err(PlanError::InvalidInput)?;
     }
     let mut p = Planner {
         doc,

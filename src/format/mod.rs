@@ -115,6 +115,16 @@ pub trait Syntax: Lexer {
         Vec::new()
     }
 
+    /// Checks the file as read with the format's own parser before any edit is planned, so
+    /// that an edit never starts from a file its readers reject (and so can never get stuck
+    /// between a `set` that went through and a `remove` that cannot).
+    ///
+    /// # Errors
+    /// What the parser rejects, with its position.
+    fn check_input(&self, _doc: &Document<'_>) -> Result<(), String> {
+        Ok(())
+    }
+
     /// Checks an edited file with the format's own rules before it is written (the planner
     /// has already re-lexed it and compared its regions).
     ///

@@ -198,3 +198,56 @@ fn sync_inserting_after_a_pruned_last_region_does_not_panic() {
     );
     assert!(!got.contains("MANAGED r"), "{got:?}");
 }
+
+#[test]
+fn a_toml_file_ending_in_a_lone_cr_is_refused_before_set_so_remove_cannot_get_stuck() {
+    let dir = tempfile::tempdir().expect("tmp");
+    write(dir.path(), "c.toml", "  \r");
+    let o = run(
+        dir.path(),
+        &[
+            "set",
+            "c.toml",
+            "--owner",
+            "Z",
+            "--name",
+            "k",
+            "--content",
+            "k = 1",
+        ],
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("not valid TOML"), "{}", stderr(&o));
+    assert_eq!(read(dir.path(), "c.toml"), "  \r", "nothing written");
+}
+
+#[test]
+fn check_refuses_a_toml_file_that_is_not_utf8() {
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::write(dir.path().join("c.toml"), b"a = \"\xff\"\n").expect("write");
+    let o = run(dir.path(), &["check", "c.toml"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("not valid UTF-8"), "{}", stderr(&o));
+}
+
+#[test]
+fn set_does_not_suggest_a_flag_it_does_not_have() {
+    let dir = tempfile::tempdir().expect("tmp");
+    write(dir.path(), "p.sh", "x=1\n");
+    let args = [
+        "set",
+        "p.sh",
+        "--owner",
+        "Z",
+        "--name",
+        "a",
+        "--content",
+        "y=1",
+    ];
+    assert_eq!(code(&run(dir.path(), &args)), 0);
+    write(dir.path(), "p.sh", "x=1\n");
+    let o = run(dir.path(), &args);
+    assert_eq!(code(&o), 0);
+    assert!(stderr(&o).contains("deleted by hand"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("--respect-removals"), "{}", stderr(&o));
+}

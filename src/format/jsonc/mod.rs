@@ -129,6 +129,23 @@ impl Syntax for Jsonc {
         View::new(doc, Members::Of(region.begin.context)).on_remove(region)
     }
 
+    fn check_input(&self, doc: &Document<'_>) -> Result<(), String> {
+        let s = scan::scan(
+            doc.src,
+            Want {
+                strict: true,
+                ..Want::default()
+            },
+        );
+        match s.error {
+            Some((at, msg)) => Err(format!(
+                "not valid JSONC at {}: {msg}",
+                position(doc.src, at)
+            )),
+            None => Ok(()),
+        }
+    }
+
     fn validate(&self, old: &Document<'_>, new: &Document<'_>) -> Result<(), String> {
         let new = new.src;
         let s = scan::scan(

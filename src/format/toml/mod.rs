@@ -95,6 +95,9 @@ impl Syntax for Toml {
         }
         super::rewrap_by_placement(self, doc, region, at, body)
     }
+    fn check_input(&self, doc: &Document<'_>) -> Result<(), String> {
+        validate::check_input(doc.src)
+    }
     fn validate(&self, old: &Document<'_>, new: &Document<'_>) -> Result<(), String> {
         validate::validate(old, &scan_of(old), new, &scan_of(new))
     }

@@ -21,6 +21,24 @@ use crate::marker::Identity;
 /// Files up to this size are parsed whole with toml_edit.
 pub(super) const FULL_PARSE: usize = 1 << 20;
 
+/// Parses a whole file as read with toml_edit.
+pub(super) fn check_input(src: &[u8]) -> Result<(), String> {
+    let Ok(text) = std::str::from_utf8(src) else {
+        return Err("not UTF-8".to_owned());
+    };
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let bom = text.len() - body.len();
+    toml_edit::Document::parse(body).map(|_| ()).map_err(|e| {
+        let at = bom + e.span().map_or(0, |s| s.start);
+        format!(
+            "not valid TOML at line {}, column {}: {}",
+            crate::lines::line_of(src, at),
+            crate::lines::column_of(src, at),
+            e.message().trim()
+        )
+    })
+}
+
 /// Validates `new_doc` (scanned as `new_scan`) against the file it replaces.
 pub(super) fn validate(
     old: &Document<'_>,
