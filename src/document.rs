@@ -313,9 +313,12 @@ impl<'a> Document<'a> {
     /// The region whose span contains `offset`, if any.
     #[must_use]
     pub fn region_at(&self, offset: usize) -> Option<&Region> {
+        // Regions are in file order and do not overlap: a binary search finds the only one
+        // that can hold `offset` (placing after a regex asks this once per line).
+        let i = self.regions.partition_point(|r| r.span().end <= offset);
         self.regions
-            .iter()
-            .find(|r| r.span().start <= offset && offset < r.span().end)
+            .get(i)
+            .filter(|r| r.span().start <= offset && offset < r.span().end)
     }
 
     fn duplicate_keys(&mut self, policy: KeyPolicy) {
