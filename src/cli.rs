@@ -518,6 +518,9 @@ fn error_text(path: &Path, e: &Error) -> String {
                     "the result would not be valid: line {line}: {message} (duplicate-key; \
                      pass --force to write it anyway)"
                 ),
+                Error::Plan(PlanError::Refused(reason)) => {
+                    format!("{reason}; pass --force to edit it anyway")
+                }
                 _ => e.to_string(),
             };
             let hint = if matches!(e, Error::Plan(PlanError::Blocked(_))) {

@@ -226,6 +226,9 @@ pub enum PlanError {
     /// The result did not pass validation.
     #[error("the result would not be valid: {0}; nothing was written")]
     Invalid(String),
+    /// The format refuses any edit of this file unless forced (a signed script).
+    #[error("{0}")]
+    Refused(String),
 }
 
 fn blocked_message(problems: &[Problem]) -> String {
@@ -350,6 +353,11 @@ fn validate(
 ) -> Result<(), PlanError> {
     if new == old.src {
         return Ok(());
+    }
+    if !opts.force
+        && let Some(reason) = syntax.refuse(old)
+    {
+        return Err(PlanError::Refused(reason));
     }
     let doc = Document::parse_with(new, syntax, opts.foreign.as_ref());
     let dups = |d: &Document<'_>| {

@@ -9,6 +9,7 @@ pub(crate) mod fish;
 pub(crate) mod ini;
 pub(crate) mod jsonc;
 pub(crate) mod markup;
+pub(crate) mod powershell;
 pub(crate) mod shell;
 pub(crate) mod text;
 pub(crate) mod toml;
@@ -41,6 +42,8 @@ pub enum Format {
     Ini,
     /// fish scripts.
     Fish,
+    /// PowerShell scripts and profiles.
+    PowerShell,
 }
 
 /// What a format must provide to the engine beyond lexing ([`Lexer`]): where new regions go
@@ -120,6 +123,12 @@ pub trait Syntax: Lexer {
     fn validate(&self, _old: &Document<'_>, _new: &Document<'_>) -> Result<(), String> {
         Ok(())
     }
+
+    /// Why the file must not be edited at all unless the edit is forced (a signed PowerShell
+    /// script, whose signature any edit breaks). `None`: it may be edited.
+    fn refuse(&self, _doc: &Document<'_>) -> Option<String> {
+        None
+    }
 }
 
 /// [`Syntax::rewrap`] for formats whose placement wraps a body in the containers it
@@ -177,7 +186,7 @@ impl Syntax for Env {}
 
 impl Format {
     /// Every format, for help texts.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Shell,
         Self::Env,
         Self::Toml,
@@ -187,6 +196,7 @@ impl Format {
         Self::Markup,
         Self::Ini,
         Self::Fish,
+        Self::PowerShell,
     ];
 
     /// The format's implementation.
@@ -202,6 +212,7 @@ impl Format {
             Self::Markup => &markup::Markup,
             Self::Ini => &ini::Ini,
             Self::Fish => &fish::Fish,
+            Self::PowerShell => &powershell::PowerShell,
         }
     }
 
@@ -259,6 +270,9 @@ pub fn detect(path: &Path, head: &[u8]) -> Result<Format, DetectError> {
         .is_some_and(|p| p == "profile.d");
     if name.ends_with(".fish") {
         return Ok(Format::Fish);
+    }
+    if [".ps1", ".psm1", ".psd1"].iter().any(|e| name.ends_with(e)) {
+        return Ok(Format::PowerShell);
     }
     if [".sh", ".bash", ".zsh", ".ksh"]
         .iter()
@@ -392,6 +406,7 @@ fn shebang(head: &[u8]) -> Result<Format, DetectError> {
     match prog {
         "sh" | "bash" | "zsh" | "ksh" | "dash" | "ash" | "mksh" => Ok(Format::Shell),
         "fish" => Ok(Format::Fish),
+        "pwsh" | "powershell" => Ok(Format::PowerShell),
         _ => Err(DetectError::Unknown),
     }
 }
@@ -481,5 +496,21 @@ mod tests {
         assert_eq!(d("conf.d/zylos.fish", ""), Ok(Format::Fish));
         assert_eq!(d("run", "#!/usr/bin/env fish\n"), Ok(Format::Fish));
         assert_eq!(d("run", "#!/usr/bin/fish\n"), Ok(Format::Fish));
+    }
+
+    #[test]
+    fn powershell_by_name_and_shebang() {
+        for name in [
+            "/home/u/.config/powershell/Microsoft.PowerShell_profile.ps1",
+            "/home/u/.config/powershell/profile.ps1",
+            "C:/Users/u/Documents/PowerShell/profile.ps1",
+            "install.ps1",
+            "Zylos.psm1",
+            "Zylos.psd1",
+        ] {
+            assert_eq!(d(name, ""), Ok(Format::PowerShell), "{name}");
+        }
+        assert_eq!(d("run", "#!/usr/bin/env pwsh\n"), Ok(Format::PowerShell));
+        assert_eq!(d("run.ps1x", ""), Err(DetectError::Unknown));
     }
 }

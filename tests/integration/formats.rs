@@ -218,3 +218,51 @@ fn fish_no_execute_accepts_the_edited_config() {
         src
     );
 }
+
+/// PowerShell's own parser reports no error in the edited profile (when `pwsh` is installed).
+#[test]
+fn pwsh_parses_the_edited_profile() {
+    let src = "Set-Alias ll Get-ChildItem\n<#\n# BEGIN ZYLOS MANAGED path\n#>\n$a = 'it''s\n# END ZYLOS MANAGED path'\n$c = @'\n# BEGIN ZYLOS MANAGED path\n'@\n$h = @{\n    a = $(\n# END ZYLOS MANAGED path\n    1)\n}\n";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let name = "Microsoft.PowerShell_profile.ps1";
+    std::fs::write(dir.path().join(name), src).expect("write");
+    ok(
+        dir.path(),
+        &[
+            "set",
+            name,
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "path",
+            "--content",
+            "$env:PATH = \"$HOME/.zylos/bin;\" + $env:PATH",
+        ],
+    );
+    let edited = std::fs::read_to_string(dir.path().join(name)).expect("read");
+    assert!(
+        edited.starts_with(src) && edited.ends_with("\n# END ZYLOS MANAGED path\n"),
+        "{edited}"
+    );
+    if have("pwsh", "pwsh_parses_the_edited_profile") {
+        let path = dir.path().join(name);
+        let script = format!(
+            "$e = $null; $null = [System.Management.Automation.Language.Parser]::ParseFile('{}', \
+             [ref]$null, [ref]$e); if ($e.Count) {{ $e | ForEach-Object {{ $_.ToString() }}; exit 1 }}",
+            path.display().to_string().replace('\'', "''")
+        );
+        let o = Command::new("pwsh")
+            .args(["-NoProfile", "-NonInteractive", "-Command", &script])
+            .output()
+            .expect("pwsh runs");
+        assert!(o.status.success(), "pwsh: {}{}", stdout(&o), stderr(&o));
+    }
+    ok(
+        dir.path(),
+        &["remove", name, "--owner", "ZYLOS", "--name", "path"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(name)).expect("read"),
+        src
+    );
+}

@@ -112,6 +112,21 @@ const FISH: &[&[u8]] = &[
     b"function f\n    echo a#b # BEGIN ZYLOS MANAGED env\nend\n",
 ];
 
+/// PowerShell fragments: marker-looking text in every comment, string and subexpression.
+const POWERSHELL: &[&[u8]] = &[
+    b"Set-Alias ll Get-ChildItem\n",
+    b"\n",
+    b"# a comment\n",
+    b"<#\n# BEGIN ZYLOS MANAGED hooks\n#>\n",
+    b"$a = 'it''s\n# END ZYLOS MANAGED hooks'\n",
+    b"$b = \"a `\" $(\n# BEGIN ACME MANAGED env\n)\"\n",
+    b"$c = @'\n# END ACME MANAGED env\n'@\n",
+    b"$d = @\"\n# BEGIN ZYLOS MANAGED path\n\"@\n",
+    b"$h = @{\n    # END ZYLOS MANAGED path\n    a = 1\n}\n",
+    b"Write-Output a `\n# BEGIN ZYLOS MANAGED env\n",
+    b"function f {\n    echo a#b # BEGIN ZYLOS MANAGED env\n}\n",
+];
+
 /// A foreign (unhashed) region that may appear once in a generated file.
 const SHELL_FOREIGN: &[u8] =
     b"# BEGIN ANSIBLE MANAGED BLOCK\nexport ANSIBLE_X=1\n# END ANSIBLE MANAGED BLOCK\n";
@@ -170,6 +185,7 @@ fn fragments(format: Format) -> &'static [&'static [u8]] {
         Format::Markdown => MARKDOWN,
         Format::Ini => INI,
         Format::Fish => FISH,
+        Format::PowerShell => POWERSHELL,
         _ => ENV,
     }
 }
@@ -265,6 +281,7 @@ fn any_format() -> impl Strategy<Value = Format> {
         Just(Format::Markdown),
         Just(Format::Ini),
         Just(Format::Fish),
+        Just(Format::PowerShell),
     ]
 }
 
