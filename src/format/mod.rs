@@ -13,6 +13,7 @@ pub(crate) mod powershell;
 pub(crate) mod shell;
 pub(crate) mod text;
 pub(crate) mod toml;
+pub(crate) mod yaml;
 
 use std::path::Path;
 
@@ -44,6 +45,8 @@ pub enum Format {
     Fish,
     /// PowerShell scripts and profiles.
     PowerShell,
+    /// YAML.
+    Yaml,
 }
 
 /// What a format must provide to the engine beyond lexing ([`Lexer`]): where new regions go
@@ -186,7 +189,7 @@ impl Syntax for Env {}
 
 impl Format {
     /// Every format, for help texts.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::Shell,
         Self::Env,
         Self::Toml,
@@ -197,6 +200,7 @@ impl Format {
         Self::Ini,
         Self::Fish,
         Self::PowerShell,
+        Self::Yaml,
     ];
 
     /// The format's implementation.
@@ -213,6 +217,7 @@ impl Format {
             Self::Ini => &ini::Ini,
             Self::Fish => &fish::Fish,
             Self::PowerShell => &powershell::PowerShell,
+            Self::Yaml => &yaml::Yaml,
         }
     }
 
@@ -300,6 +305,9 @@ pub fn detect(path: &Path, head: &[u8]) -> Result<Format, DetectError> {
     }
     if name == ".env" || name.starts_with(".env.") || name.ends_with(".env") {
         return Ok(Format::Env);
+    }
+    if name.ends_with(".yaml") || name.ends_with(".yml") {
+        return Ok(Format::Yaml);
     }
     if name.ends_with(".toml") {
         return Ok(Format::Toml);
@@ -496,6 +504,17 @@ mod tests {
         assert_eq!(d("conf.d/zylos.fish", ""), Ok(Format::Fish));
         assert_eq!(d("run", "#!/usr/bin/env fish\n"), Ok(Format::Fish));
         assert_eq!(d("run", "#!/usr/bin/fish\n"), Ok(Format::Fish));
+    }
+
+    #[test]
+    fn yaml_by_name() {
+        for name in [
+            "docker-compose.yml",
+            ".github/workflows/ci.yaml",
+            "config.yaml",
+        ] {
+            assert_eq!(d(name, ""), Ok(Format::Yaml), "{name}");
+        }
     }
 
     #[test]
