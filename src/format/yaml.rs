@@ -18,7 +18,9 @@
 //! collection at its indentation (or to the collection the previous line opens, when it is
 //! indented deeper than that line's key); a comment at any other indentation gets an id of its
 //! own, so that a region whose markers are not both at one collection's indentation is
-//! `marker-crosses-structure`. Keys are mapping keys, compared within their mapping. The
+//! `marker-crosses-structure`. Where a sequence sits at its key's column (`key:` then `- a`
+//! at the same indentation), a comment at that column belongs to the collection of the next
+//! content line, but an END marker to that of the line before it. Keys are mapping keys, compared within their mapping. The
 //! grammar is `grammars/yaml.ebnf`; the tests at the end are named after its productions.
 
 use memchr::memchr;
@@ -116,6 +118,9 @@ struct Lx<'a> {
     next_id: u32,
     /// Comments that took the id of the pending collection on top, with their columns.
     pending_comments: Vec<(usize, isize)>,
+    /// Comments at the indentation of both a sequence and the mapping it is a value of
+    /// (`key:` then `- item` at the key's column): the next content line decides.
+    deferred: Vec<(usize, isize)>,
 }
 
 /// Lexes a YAML file.
@@ -127,6 +132,7 @@ pub(crate) fn lex(src: &[u8]) -> Lexed {
         stack: Vec::new(),
         next_id: 0,
         pending_comments: Vec::new(),
+        deferred: Vec::new(),
     };
     lx.document();
     let start = crate::lines::bom_len(src);
@@ -187,6 +193,7 @@ impl Lx<'_> {
     /// A new document: a new root collection, at any indentation.
     fn document(&mut self) {
         self.settle_pending();
+        self.resolve_deferred();
         self.stack.clear();
         let id = self.fresh();
         self.stack.push(Coll {
@@ -237,7 +244,27 @@ impl Lx<'_> {
             self.pending_comments.push((index, col));
             return id;
         }
+        if self.stack.iter().filter(|c| c.indent == col).count() > 1 && !self.is_end(index) {
+            self.deferred.push((index, col));
+        }
         self.lookup(col)
+    }
+
+    /// True when the comment at `index` is an END marker: it closes what came before it, so
+    /// it belongs to the line before it rather than the line after it.
+    fn is_end(&self, index: usize) -> bool {
+        self.out.comments.get(index).is_some_and(|c| {
+            crate::marker::parse(c.text.of(self.src))
+                .is_some_and(|m| m.kind == crate::marker::Kind::End)
+        })
+    }
+
+    /// Gives the deferred comments the collection open at their indentation now.
+    fn resolve_deferred(&mut self) {
+        for (i, col) in std::mem::take(&mut self.deferred) {
+            let ctx = self.lookup(col);
+            self.out.comments[i].context = ctx;
+        }
     }
 
     /// A content line at indentation `col` whose first token is a sequence entry or not:
@@ -258,6 +285,7 @@ impl Lx<'_> {
                 break;
             }
         }
+        self.resolve_deferred();
     }
 
     /// Makes the collection of `kind` at `col` the top of the stack (the pending one
@@ -304,8 +332,9 @@ impl Lx<'_> {
             }
             if text[0] == b'#' {
                 let index = self.out.comments.len();
+                self.comment(i + ind, true, 0);
                 let context = self.comment_context(ind as isize, index);
-                self.comment(i + ind, true, context);
+                self.out.comments[index].context = context;
                 i = next_line(src, i);
                 continue;
             }
@@ -326,6 +355,7 @@ impl Lx<'_> {
             i = self.content(i + ind, ind as isize);
         }
         self.settle_pending();
+        self.resolve_deferred();
     }
 
     /// A comment whose `#` is at `at`.
@@ -864,6 +894,10 @@ mod tests {
     fn production_sequence_context() {
         let seq = "items:\n- a\n# BEGIN Z MANAGED a\n- b\n# END Z MANAGED a\nnext: 1\n";
         assert!(kinds(seq).is_empty(), "{:?}", kinds(seq));
+        // After a sequence at its key's column, the next line tells which collection a
+        // comment at that column is in.
+        let after = "items:\n- a\n# BEGIN Z MANAGED a\nz: 1\n# END Z MANAGED a\n";
+        assert!(kinds(after).is_empty(), "{:?}", kinds(after));
         let compact =
             "- name: a\n  # BEGIN Z MANAGED a\n  run: x\n  # END Z MANAGED a\n- name: b\n";
         assert!(kinds(compact).is_empty(), "{:?}", kinds(compact));
