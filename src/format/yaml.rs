@@ -936,6 +936,15 @@ mod tests {
         assert!(Yaml.validate(&old_doc, &old_doc).is_ok());
     }
 
+    /// The hash normalization of YAML is the line hash, frozen (docs/markers.md).
+    #[test]
+    fn frozen_hash() {
+        let h = |b: &[u8]| crate::hash::of_normalized(&Yaml.normalize(b));
+        assert_eq!(h(b"x-zylos:\n  enabled: true\n"), "985701566f6d");
+        assert_eq!(h(b"x-zylos:\r\n  enabled: true\r\n"), "985701566f6d");
+        assert_ne!(h(b"x-zylos:\n    enabled: true\n"), "985701566f6d");
+    }
+
     proptest! {
         #[test]
         fn never_panics(src in proptest::collection::vec(any::<u8>(), 0..300)) {
