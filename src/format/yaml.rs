@@ -121,6 +121,8 @@ struct Lx<'a> {
     /// Comments at the indentation of both a sequence and the mapping it is a value of
     /// (`key:` then `- item` at the key's column): the next content line decides.
     deferred: Vec<(usize, isize)>,
+    /// The last line end found, and the position it was found from.
+    eol_cache: std::cell::Cell<(usize, usize)>,
 }
 
 /// Lexes a YAML file.
@@ -133,6 +135,7 @@ pub(crate) fn lex(src: &[u8]) -> Lexed {
         next_id: 0,
         pending_comments: Vec::new(),
         deferred: Vec::new(),
+        eol_cache: std::cell::Cell::new((1, 0)),
     };
     lx.document();
     let start = crate::lines::bom_len(src);
@@ -143,11 +146,6 @@ pub(crate) fn lex(src: &[u8]) -> Lexed {
 /// End of the line starting at `i` (the index of its `\n`, or the end of the input).
 fn eol(src: &[u8], i: usize) -> usize {
     memchr(b'\n', &src[i.min(src.len())..]).map_or(src.len(), |n| i + n)
-}
-
-/// After the line break of the line holding `i`.
-fn next_line(src: &[u8], i: usize) -> usize {
-    (eol(src, i) + 1).min(src.len())
 }
 
 fn is_blank(b: u8) -> bool {
@@ -185,6 +183,22 @@ fn block_header(input: &[u8]) -> Option<(Option<usize>, &[u8])> {
 }
 
 impl Lx<'_> {
+    /// End of the line holding `i` (remembered: each line is asked for many times).
+    fn eol(&self, i: usize) -> usize {
+        let (lo, end) = self.eol_cache.get();
+        if lo <= i && i <= end {
+            return end;
+        }
+        let end = eol(self.src, i);
+        self.eol_cache.set((i, end));
+        end
+    }
+
+    /// After the line break of the line holding `i`.
+    fn next_line(&self, i: usize) -> usize {
+        (self.eol(i) + 1).min(self.src.len())
+    }
+
     fn fresh(&mut self) -> u32 {
         self.next_id += 1;
         self.next_id
@@ -322,12 +336,12 @@ impl Lx<'_> {
     fn run(&mut self, mut i: usize) {
         let src = self.src;
         while i < src.len() {
-            let end = eol(src, i);
+            let end = self.eol(i);
             let line = &src[i..end];
             let ind = indent(line);
             let text = &line[ind..];
             if blank_line(text) {
-                i = next_line(src, i);
+                i = self.next_line(i);
                 continue;
             }
             if text[0] == b'#' {
@@ -335,7 +349,7 @@ impl Lx<'_> {
                 self.comment(i + ind, true, 0);
                 let context = self.comment_context(ind as isize, index);
                 self.out.comments[index].context = context;
-                i = next_line(src, i);
+                i = self.next_line(i);
                 continue;
             }
             if ind == 0 && (marker_line(text, b"---") || marker_line(text, b"...")) {
@@ -349,7 +363,7 @@ impl Lx<'_> {
                 continue;
             }
             if ind == 0 && text[0] == b'%' {
-                i = next_line(src, i);
+                i = self.next_line(i);
                 continue;
             }
             i = self.content(i + ind, ind as isize);
@@ -361,7 +375,7 @@ impl Lx<'_> {
     /// A comment whose `#` is at `at`.
     fn comment(&mut self, at: usize, alone: bool, context: u32) {
         let src = self.src;
-        let end = eol(src, at);
+        let end = self.eol(at);
         let text_end = if end > at && src[end - 1] == b'\r' {
             end - 1
         } else {
@@ -378,7 +392,7 @@ impl Lx<'_> {
     /// line's start.
     fn trailing(&mut self, at: usize) -> usize {
         let src = self.src;
-        let end = eol(src, at);
+        let end = self.eol(at);
         let mut j = at;
         while j < end {
             if src[j] == b'#' && (j == 0 || is_blank(src[j - 1])) {
@@ -388,7 +402,7 @@ impl Lx<'_> {
             }
             j += 1;
         }
-        next_line(src, at)
+        self.next_line(at)
     }
 
     /// A content line's tokens from `at` (its first non-space byte), at column `col`.
@@ -401,7 +415,7 @@ impl Lx<'_> {
                 self.ensure(Kind::Seq, col);
                 let after = at + 1;
                 let next = skip_spaces(src, after);
-                if next >= eol(src, at) || src[next] == b'#' || src[next] == b'\r' {
+                if next >= self.eol(at) || src[next] == b'#' || src[next] == b'\r' {
                     let id = self.fresh();
                     self.stack.push(Coll {
                         kind: Kind::Pending {
@@ -416,18 +430,18 @@ impl Lx<'_> {
                 let entry_col = col;
                 col = (next - line_start) as isize;
                 at = next;
-                if !entry_indicator(src, at) && key_end(src, at).is_none() {
+                if !entry_indicator(src, at) && key_end(src, at, self.eol(at)).is_none() {
                     return self.value(at, entry_col);
                 }
                 continue;
             }
-            if let Some((name, colon)) = key_end(src, at) {
+            if let Some((name, colon)) = key_end(src, at, self.eol(at)) {
                 let id = self.ensure(Kind::Map, col);
                 if name.of(src) != b"<<" {
                     self.out.keys.push(Key { name, context: id });
                 }
                 let next = skip_spaces(src, colon + 1);
-                if next >= eol(src, at) || src[next] == b'#' || src[next] == b'\r' {
+                if next >= self.eol(at) || src[next] == b'#' || src[next] == b'\r' {
                     let id = self.fresh();
                     self.stack.push(Coll {
                         kind: Kind::Pending {
@@ -449,7 +463,7 @@ impl Lx<'_> {
     /// Returns the start of the line after it.
     fn value(&mut self, at: usize, parent: isize) -> usize {
         let src = self.src;
-        let end = eol(src, at);
+        let end = self.eol(at);
         let mut j = skip_spaces(src, at);
         // Anchors, tags and aliases before the value proper.
         while j < end && matches!(src[j], b'&' | b'!') {
@@ -459,7 +473,7 @@ impl Lx<'_> {
             j = skip_spaces(src, j);
         }
         if j >= end {
-            return next_line(src, at);
+            return self.next_line(at);
         }
         match src[j] {
             b'#' => self.trailing(j),
@@ -498,7 +512,7 @@ impl Lx<'_> {
                 .is_none_or(|b| is_blank(*b) || *b == b'\n')
         {
             let v = skip_spaces(src, next + 1);
-            if v < eol(src, v) && src[v] != b'#' && src[v] != b'\r' {
+            if v < self.eol(v) && src[v] != b'#' && src[v] != b'\r' {
                 return self.value(v, parent);
             }
         }
@@ -512,11 +526,11 @@ impl Lx<'_> {
         let mut last_cont = None;
         let mut line = next;
         while line < src.len() {
-            let end = eol(src, line);
+            let end = self.eol(line);
             let l = &src[line..end];
             let ind = indent(l);
             if blank_line(&l[ind..]) {
-                line = next_line(src, line);
+                line = self.next_line(line);
                 continue;
             }
             if l[ind] == b'#' || (ind as isize) <= parent {
@@ -528,11 +542,11 @@ impl Lx<'_> {
             last_cont = Some(line);
             // A comment ends the scalar; a comment after text on this line is not alone.
             self.trailing(line + ind);
-            line = next_line(src, line);
+            line = self.next_line(line);
         }
         if let Some(last) = last_cont {
             self.inner_between(at, last);
-            next = next_line(src, last);
+            next = self.next_line(last);
         }
         next
     }
@@ -545,11 +559,11 @@ impl Lx<'_> {
         let mut line = start;
         let mut last = None;
         while line < src.len() {
-            let end = eol(src, line);
+            let end = self.eol(line);
             let l = &src[line..end];
             let ind = indent(l);
             if blank_line(&l[ind..]) {
-                line = next_line(src, line);
+                line = self.next_line(line);
                 continue;
             }
             let need = match content {
@@ -566,13 +580,13 @@ impl Lx<'_> {
                 break;
             }
             last = Some(line);
-            line = next_line(src, line);
+            line = self.next_line(line);
         }
         match last {
             Some(l) => {
                 // The content lines and the blank lines among them.
                 self.inner_between(start.saturating_sub(1), l);
-                next_line(src, l)
+                self.next_line(l)
             }
             None => start,
         }
@@ -632,7 +646,7 @@ impl Lx<'_> {
                 b'#' if is_blank(src[i - 1]) || src[i - 1] == b'\n' => {
                     let ctx = self.fresh();
                     self.comment(i, false, ctx);
-                    i = eol(src, i);
+                    i = self.eol(i);
                     continue;
                 }
                 _ => {}
@@ -663,7 +677,7 @@ impl Lx<'_> {
         if start >= src.len() {
             return;
         }
-        let end = next_line(src, close.max(start));
+        let end = self.next_line(close.max(start));
         let end = if close >= src.len() { src.len() } else { end };
         let span = Span::new(start, end.max(start + 1).min(src.len()));
         match self.out.inner_lines.last_mut() {
@@ -692,8 +706,7 @@ fn skip_spaces(src: &[u8], mut i: usize) -> usize {
 
 /// A mapping key at `at`: its name (inside the quotes for a quoted key) and the index of
 /// its `:`. Only keys on one line, plain or quoted.
-fn key_end(src: &[u8], at: usize) -> Option<(Span, usize)> {
-    let end = eol(src, at);
+fn key_end(src: &[u8], at: usize, end: usize) -> Option<(Span, usize)> {
     let first = *src.get(at)?;
     if first == b'"' || first == b'\'' {
         let mut i = at + 1;
