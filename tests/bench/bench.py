@@ -121,6 +121,29 @@ def jsonc_file(size):
     return bytes(out)
 
 
+def yaml_file(size):
+    out = bytearray()
+    i = 0
+    while len(out) < size:
+        out += (b"s%d:\n  web:\n    image: nginx:1.27\n    command: |\n      # not a comment\n"
+                b"      nginx -g 'daemon off;'\n    ports: [\"8080:80\", \"443:443\"]\n"
+                b"    environment:\n      - KEY=value\n      - \"QUOTED=it's\"\n"
+                b"    labels: {a: 1, b: 'two'}\n  # a comment\n" % i)
+        if i % 1000 == 0:
+            out += b"# BEGIN Z MANAGED r%d\nz%d: 1\n# END Z MANAGED r%d\n" % (i, i, i)
+        i += 1
+    return bytes(out)
+
+
+def powershell_file(size):
+    block = (b"# Profile line\nSet-Alias ll Get-ChildItem\n$env:PATH = \"$HOME/bin;\" + $env:PATH\n"
+             b"function Get-Thing { param($a) if ($a -eq 'x') { Write-Output \"a $($a) b\" } }\n"
+             b"$h = @{ Name = 'value'; Count = 3 }\n<# a block\ncomment #>\n"
+             b"$s = @'\nhere string # not a comment\n'@\n")
+    region = b"# BEGIN Z MANAGED r%d\n$env:Z%d = 1\n# END Z MANAGED r%d\n"
+    return fill(block, region, size)
+
+
 def fill(block, region, size, keyed=False):
     out = bytearray()
     i = 0
@@ -226,7 +249,9 @@ def main():
         for fmt, gen, name, size in (("shell", shell_file, "big.sh", big),
                                      ("env", env_file, "big.env", big),
                                      ("toml", toml_file, "big.toml", mid),
-                                     ("jsonc", jsonc_file, "big.jsonc", mid)):
+                                     ("jsonc", jsonc_file, "big.jsonc", mid),
+                                     ("yaml", yaml_file, "big.yaml", big),
+                                     ("powershell", powershell_file, "big.ps1", big)):
             path = os.path.join(tmp, name)
             data = gen(size)
             with open(path, "wb") as f:
@@ -242,6 +267,7 @@ def main():
                          f"grep -c: {mbps(n, t_grep):.0f} MB/s",
                          f"{t_list/t_grep:.2f}x grep; peak {peak/n:.2f}x size",
                          ">= 500 MB/s, 3x grep, 1.5x mem" if fmt in ("shell", "env")
+                         else ">= 300 MB/s" if fmt in ("yaml", "powershell")
                          else ">= 200 MB/s"))
             extra = ["--at", "/"] if fmt == "jsonc" else []
             try:
@@ -266,7 +292,7 @@ def main():
 
 def body_for(fmt):
     return {"shell": "export B=1", "env": "B=1", "toml": "[bench_x]\nk = 1",
-            "jsonc": '"bench_x": 1'}[fmt]
+            "jsonc": '"bench_x": 1', "yaml": "bench_x: 1", "powershell": "$env:B = 1"}[fmt]
 
 
 def ansible_time(tmp, prof):
