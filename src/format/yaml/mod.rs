@@ -31,10 +31,12 @@ use nom::{
     combinator::opt,
 };
 
-use crate::document::Document;
+use crate::document::{Document, Region};
 use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
 
-use super::{KeyPolicy, Lexer, Syntax};
+use super::{At, Fitted, KeyPolicy, Lexer, Placement, Syntax};
+
+mod place;
 
 /// The YAML format.
 pub(crate) struct Yaml;
@@ -57,6 +59,32 @@ impl Lexer for Yaml {
 impl Syntax for Yaml {
     fn duplicate_keys_block(&self) -> bool {
         true
+    }
+
+    /// `--at /a/b`: at the start of the block mapping or sequence at that path of the first
+    /// document (it must exist); other positions are the line rules.
+    fn place(
+        &self,
+        doc: &Document<'_>,
+        at: &At,
+        _body: &[u8],
+    ) -> Option<Result<Placement, String>> {
+        let At::Pointer(p) = at else { return None };
+        Some(place::container_start(doc, p).map(|offset| Placement { offset, wrap: None }))
+    }
+
+    fn fit_insert(&self, doc: &Document<'_>, offset: usize, body: &[u8]) -> Fitted {
+        let indent = place::indent_at(doc, offset);
+        Fitted {
+            body: place::indent_body(body, indent),
+            indent: vec![b' '; indent],
+            ..Fitted::default()
+        }
+    }
+
+    fn fit_update(&self, doc: &Document<'_>, region: &Region, body: &[u8]) -> Vec<u8> {
+        let line = region.begin.line.of(doc.src);
+        place::indent_body(body, indent(line))
     }
 
     fn validate(&self, old: &Document<'_>, new: &Document<'_>) -> Result<(), String> {
