@@ -224,12 +224,22 @@ struct ReadArgs {
     /// pair `'<!-- -->'`, `'/* */'` (implies --format text).
     #[arg(long, value_name = "PREFIX")]
     comment: Option<String>,
+    /// Markers in another tool's style: TEXT with `{mark}` where BEGIN or END goes, as
+    /// Ansible's `marker` (e.g. `'# {mark} ANSIBLE MANAGED BLOCK'`, `'<!-- {mark} X -->'`).
+    #[arg(long, value_name = "TEXT", conflicts_with_all = ["marker_begin", "marker_end"])]
+    marker: Option<String>,
     /// A foreign block's literal BEGIN line (e.g. `# >>> conda initialize >>>`).
     #[arg(long, value_name = "TEXT", requires = "marker_end")]
     marker_begin: Option<String>,
     /// A foreign block's literal END line (e.g. `# <<< conda initialize <<<`).
     #[arg(long, value_name = "TEXT", requires = "marker_begin")]
     marker_end: Option<String>,
+    /// An empty line before a new region (Ansible's prepend_newline); removed with it.
+    #[arg(long)]
+    blank_before: bool,
+    /// An empty line after a new region (Ansible's append_newline); removed with it.
+    #[arg(long)]
+    blank_after: bool,
 }
 
 /// Owned entries of strict JSON files.
@@ -578,6 +588,9 @@ fn error_text(path: &Path, e: &Error) -> String {
                     "the result would not be valid: line {line}: {message} (duplicate-key; \
                      pass --force to write it anyway)"
                 ),
+                Error::Plan(PlanError::Refused(reason)) => {
+                    format!("{reason}; pass --force to edit it anyway")
+                }
                 _ => e.to_string(),
             };
             let hint = if matches!(e, Error::Plan(PlanError::Blocked(_))) {
@@ -967,7 +980,30 @@ fn config(parts: &Parts<'_>) -> Result<EditOptions, String> {
                 }
             };
         }
-        opts.plan.foreign = match (&r.marker_begin, &r.marker_end) {
+        opts.plan.blank_before = r.blank_before;
+        opts.plan.blank_after = r.blank_after;
+        let (begin, end) = match &r.marker {
+            Some(m) if m.contains("{mark}") => (
+                Some(m.replace("{mark}", "BEGIN")),
+                Some(m.replace("{mark}", "END")),
+            ),
+            Some(m) => {
+                return Err(format!(
+                    "--marker {m}: put {{mark}} where BEGIN or END goes, e.g. \
+                     --marker '# {{mark}} ANSIBLE MANAGED BLOCK'"
+                ));
+            }
+            None => (r.marker_begin.clone(), r.marker_end.clone()),
+        };
+        // `--format text` without `--comment`: the markers' own comment opener says which.
+        if r.comment.is_none()
+            && opts.format == Some(Format::text(CommentStyle::Hash))
+            && let Some(b) = &begin
+            && let Some(style) = CommentStyle::of_line(b)
+        {
+            opts.format = Some(Format::text(style));
+        }
+        opts.plan.foreign = match (&begin, &end) {
             (Some(b), Some(e)) if !b.trim().is_empty() && b.trim() != e.trim() => Some(Foreign {
                 begin: b.trim().to_owned(),
                 end: e.trim().to_owned(),

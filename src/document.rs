@@ -121,12 +121,28 @@ pub struct Foreign {
 }
 
 impl Foreign {
-    /// The identity of a foreign block: no owner; the name is the BEGIN text without its
-    /// comment opener and surrounding punctuation (`conda initialize`).
+    /// The identity of a foreign block: no owner; the name is the words the BEGIN and END
+    /// lines share, in place (both lines when they differ in more than one word), without
+    /// the comment opener and surrounding punctuation: `conda initialize` for conda's lines,
+    /// `ANSIBLE MANAGED BLOCK` for `# BEGIN ANSIBLE MANAGED BLOCK`.
     #[must_use]
     pub fn identity(&self) -> Identity {
-        let name = self
-            .begin
+        let (b, e): (Vec<&str>, Vec<&str>) = (
+            self.begin.split_whitespace().collect(),
+            self.end.split_whitespace().collect(),
+        );
+        let shared = if b.len() == e.len() && b.iter().zip(&e).filter(|(x, y)| x != y).count() == 1
+        {
+            b.iter()
+                .zip(&e)
+                .filter(|(x, y)| x == y)
+                .map(|(x, _)| *x)
+                .collect::<Vec<_>>()
+                .join(" ")
+        } else {
+            self.begin.clone()
+        };
+        let name = shared
             .trim_start_matches(|c: char| !c.is_alphanumeric())
             .trim_end_matches(|c: char| !c.is_alphanumeric());
         Identity::new("", if name.is_empty() { &self.begin } else { name })
@@ -840,5 +856,36 @@ mod tests {
         assert!(dups[1].2.contains("on line 5001"), "{}", dups[1].2);
         assert_eq!((dups[2].0, dups[2].1), (10_003, 1));
         assert!(dups[2].2.contains("on line 78"), "{}", dups[2].2);
+    }
+}
+
+#[cfg(test)]
+mod foreign_tests {
+    use super::*;
+
+    #[test]
+    fn a_foreign_block_is_named_by_the_words_its_lines_share() {
+        let f = |b: &str, e: &str| {
+            Foreign {
+                begin: b.to_owned(),
+                end: e.to_owned(),
+            }
+            .identity()
+        };
+        assert_eq!(
+            f(
+                "# BEGIN ANSIBLE MANAGED BLOCK",
+                "# END ANSIBLE MANAGED BLOCK"
+            ),
+            Identity::new("", "ANSIBLE MANAGED BLOCK")
+        );
+        assert_eq!(
+            f("<!-- BEGIN X -->", "<!-- END X -->"),
+            Identity::new("", "X")
+        );
+        assert_eq!(
+            f("# >>> conda initialize >>>", "# <<< conda initialize <<<"),
+            Identity::new("", "conda initialize")
+        );
     }
 }

@@ -13,7 +13,7 @@ use crate::document::{Document, Foreign, Region, State};
 use crate::format::Syntax;
 use crate::hash;
 use crate::lex::Span;
-use crate::lines::{bom_len, eol_of, line_end, line_of};
+use crate::lines::{bom_len, eol_of, line_end, line_of, line_start};
 use crate::marker::{self, Identity, Marker};
 use crate::place::{At, Placement};
 use crate::problem::{Problem, ProblemKind};
@@ -57,6 +57,13 @@ pub struct Options {
     pub known: BTreeSet<String>,
     /// Leave out a desired region the user deleted by hand (instead of adding it back).
     pub respect_removals: bool,
+    /// Blank lines around regions, as Ansible's `prepend_newline`/`append_newline`: an
+    /// inserted region gets an empty line before it (after it) unless it is at the start
+    /// (end) of the file or that line is already empty; a removed region takes such a line
+    /// with it when the line beyond it is not empty (docs/formats.md).
+    pub blank_before: bool,
+    /// See [`Options::blank_before`].
+    pub blank_after: bool,
 }
 
 impl Default for Options {
@@ -71,6 +78,8 @@ impl Default for Options {
             bases: BTreeMap::new(),
             known: BTreeSet::new(),
             respect_removals: false,
+            blank_before: false,
+            blank_after: false,
         }
     }
 }
@@ -229,6 +238,9 @@ pub enum PlanError {
     /// The result did not pass validation.
     #[error("the result would not be valid: {0}; nothing was written")]
     Invalid(String),
+    /// The format refuses any edit of this file unless forced (a signed script).
+    #[error("{0}")]
+    Refused(String),
 }
 
 fn blocked_message(problems: &[Problem]) -> String {
@@ -360,6 +372,11 @@ fn validate(
     if new == old.src {
         return Ok(());
     }
+    if !opts.force
+        && let Some(reason) = syntax.refuse(old)
+    {
+        return Err(PlanError::Refused(reason));
+    }
     let doc = Document::parse_with(new, syntax, opts.foreign.as_ref());
     let dups = |d: &Document<'_>| {
         d.problems
@@ -403,6 +420,11 @@ fn validate(
         )));
     }
     Ok(())
+}
+
+/// True when `line` (with its line ending) holds nothing else: `\n` or `\r\n`.
+fn empty_line(line: &[u8]) -> bool {
+    matches!(line, b"\n" | b"\r\n")
 }
 
 fn names(ids: &BTreeSet<Identity>) -> String {
@@ -742,12 +764,18 @@ impl Planner<'_, '_> {
             text.extend_from_slice(self.eol().as_bytes());
         }
         text.extend_from_slice(&fitted.before);
+        if self.opts.blank_before && at > bom && !empty_line(&src[line_start(src, at - 1)..at]) {
+            text.extend_from_slice(self.eol().as_bytes());
+        }
         text.extend_from_slice(&fitted.indent);
         text.extend_from_slice(&self.begin_line(&d.id, &fitted.body));
         text.extend_from_slice(&fitted.body);
         text.extend_from_slice(&fitted.indent);
         text.extend_from_slice(&self.end_line(&d.id));
         text.extend_from_slice(&fitted.after);
+        if self.opts.blank_after && at < src.len() && !empty_line(&src[at..line_end(src, at)]) {
+            text.extend_from_slice(self.eol().as_bytes());
+        }
         self.splices.push(Splice {
             span: Span::new(at, at),
             text,
@@ -795,6 +823,25 @@ impl Planner<'_, '_> {
                 span.start -= 2;
             } else if n > 1 && before.ends_with(b"\n") && eol_of(&before[..n - 1]) == "\n" {
                 span.start -= 1;
+            }
+        }
+        let bom = bom_len(src);
+        if self.opts.blank_before && span.start > bom {
+            let blank = line_start(src, span.start - 1);
+            if empty_line(&src[blank..span.start])
+                && blank > bom
+                && !empty_line(&src[line_start(src, blank - 1)..blank])
+            {
+                span.start = blank;
+            }
+        }
+        if self.opts.blank_after && span.end < src.len() {
+            let after = line_end(src, span.end);
+            if empty_line(&src[span.end..after])
+                && after < src.len()
+                && !empty_line(&src[after..line_end(src, after)])
+            {
+                span.end = after;
             }
         }
         self.splices.push(Splice {

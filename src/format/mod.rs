@@ -9,9 +9,11 @@ pub(crate) mod fish;
 pub(crate) mod ini;
 pub(crate) mod jsonc;
 pub(crate) mod markup;
+pub(crate) mod powershell;
 pub(crate) mod shell;
 pub(crate) mod text;
 pub(crate) mod toml;
+pub(crate) mod yaml;
 
 use std::path::Path;
 
@@ -44,6 +46,10 @@ pub enum Format {
     Ini,
     /// fish scripts.
     Fish,
+    /// PowerShell scripts and profiles.
+    PowerShell,
+    /// YAML.
+    Yaml,
 }
 
 /// What a format must provide to the engine beyond lexing ([`Lexer`]): where new regions go
@@ -133,6 +139,12 @@ pub trait Syntax: Lexer {
     fn validate(&self, _old: &Document<'_>, _new: &Document<'_>) -> Result<(), String> {
         Ok(())
     }
+
+    /// Why the file must not be edited at all unless the edit is forced (a signed PowerShell
+    /// script, whose signature any edit breaks). `None`: it may be edited.
+    fn refuse(&self, _doc: &Document<'_>) -> Option<String> {
+        None
+    }
 }
 
 /// [`Syntax::rewrap`] for formats whose placement wraps a body in the containers it
@@ -190,7 +202,7 @@ impl Syntax for Env {}
 
 impl Format {
     /// Every format, for help texts.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 12] = [
         Self::Shell,
         Self::Env,
         Self::Toml,
@@ -201,6 +213,8 @@ impl Format {
         Self::Markup,
         Self::Ini,
         Self::Fish,
+        Self::PowerShell,
+        Self::Yaml,
     ];
 
     /// The format's implementation.
@@ -217,6 +231,8 @@ impl Format {
             Self::Markup => &markup::Markup,
             Self::Ini => &ini::Ini,
             Self::Fish => &fish::Fish,
+            Self::PowerShell => &powershell::PowerShell,
+            Self::Yaml => &yaml::Yaml,
         }
     }
 
@@ -269,6 +285,9 @@ pub fn detect(path: &Path, head: &[u8]) -> Result<Format, DetectError> {
     if name.ends_with(".fish") {
         return Ok(Format::Fish);
     }
+    if [".ps1", ".psm1", ".psd1"].iter().any(|e| name.ends_with(e)) {
+        return Ok(Format::PowerShell);
+    }
     if [".sh", ".bash", ".zsh", ".ksh"]
         .iter()
         .any(|e| name.ends_with(e))
@@ -295,6 +314,9 @@ pub fn detect(path: &Path, head: &[u8]) -> Result<Format, DetectError> {
     }
     if name == ".env" || name.starts_with(".env.") || name.ends_with(".env") {
         return Ok(Format::Env);
+    }
+    if name.ends_with(".yaml") || name.ends_with(".yml") {
+        return Ok(Format::Yaml);
     }
     if name.ends_with(".toml") {
         return Ok(Format::Toml);
@@ -401,6 +423,7 @@ fn shebang(head: &[u8]) -> Result<Format, DetectError> {
     match prog {
         "sh" | "bash" | "zsh" | "ksh" | "dash" | "ash" | "mksh" => Ok(Format::Shell),
         "fish" => Ok(Format::Fish),
+        "pwsh" | "powershell" => Ok(Format::PowerShell),
         _ => Err(DetectError::Unknown),
     }
 }
@@ -490,5 +513,32 @@ mod tests {
         assert_eq!(d("conf.d/zylos.fish", ""), Ok(Format::Fish));
         assert_eq!(d("run", "#!/usr/bin/env fish\n"), Ok(Format::Fish));
         assert_eq!(d("run", "#!/usr/bin/fish\n"), Ok(Format::Fish));
+    }
+
+    #[test]
+    fn yaml_by_name() {
+        for name in [
+            "docker-compose.yml",
+            ".github/workflows/ci.yaml",
+            "config.yaml",
+        ] {
+            assert_eq!(d(name, ""), Ok(Format::Yaml), "{name}");
+        }
+    }
+
+    #[test]
+    fn powershell_by_name_and_shebang() {
+        for name in [
+            "/home/u/.config/powershell/Microsoft.PowerShell_profile.ps1",
+            "/home/u/.config/powershell/profile.ps1",
+            "C:/Users/u/Documents/PowerShell/profile.ps1",
+            "install.ps1",
+            "Zylos.psm1",
+            "Zylos.psd1",
+        ] {
+            assert_eq!(d(name, ""), Ok(Format::PowerShell), "{name}");
+        }
+        assert_eq!(d("run", "#!/usr/bin/env pwsh\n"), Ok(Format::PowerShell));
+        assert_eq!(d("run.ps1x", ""), Err(DetectError::Unknown));
     }
 }

@@ -110,6 +110,25 @@ impl CommentStyle {
         })
     }
 
+    /// The style whose comment `line` is (spaces around it ignored; the longest opener
+    /// wins, so `<!--` is not `!`), if any.
+    #[must_use]
+    pub fn of_line(line: &str) -> Option<Self> {
+        let t = line.trim();
+        Self::ALL
+            .into_iter()
+            .filter(|c| {
+                let o = c.opener();
+                if *c == Self::Rem {
+                    t.get(..3).is_some_and(|p| p.eq_ignore_ascii_case(o))
+                        && t[3..].starts_with(|ch: char| ch.is_whitespace())
+                } else {
+                    t.starts_with(o) && (c.closer().is_empty() || t.ends_with(c.closer()))
+                }
+            })
+            .max_by_key(|c| c.opener().len())
+    }
+
     /// The text syntax with this comment style.
     #[must_use]
     pub const fn syntax(self) -> &'static Text {
@@ -282,6 +301,25 @@ mod tests {
         }
         assert!(lexed.inner_lines.is_empty() && lexed.keys.is_empty());
         assert!(lexed.unclosed.is_none());
+    }
+
+    #[test]
+    fn style_of_a_marker_line() {
+        let of = |l: &str| CommentStyle::of_line(l);
+        assert_eq!(of("<!-- BEGIN X -->"), Some(CommentStyle::Html));
+        assert_eq!(of("  /* BEGIN X */"), Some(CommentStyle::CBlock));
+        assert_eq!(of("// BEGIN X"), Some(CommentStyle::Slashes));
+        assert_eq!(of("-- BEGIN X"), Some(CommentStyle::Dashes));
+        assert_eq!(of("rem BEGIN X"), Some(CommentStyle::Rem));
+        assert_eq!(of("# BEGIN X"), Some(CommentStyle::Hash));
+        assert_eq!(of("! BEGIN X"), Some(CommentStyle::Bang));
+        // A pair without its closer is no pair comment; `REMARK` is no `REM`.
+        assert_eq!(
+            of("<!-- BEGIN X"),
+            Some(CommentStyle::Bang).filter(|_| false)
+        );
+        assert_eq!(of("REMARK x"), None);
+        assert_eq!(of("BEGIN X"), None);
     }
 
     #[test]

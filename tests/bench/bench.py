@@ -183,6 +183,29 @@ def many_regions(size):
     return bytes(out)
 
 
+def yaml_file(size):
+    out = bytearray()
+    i = 0
+    while len(out) < size:
+        out += (b"s%d:\n  web:\n    image: nginx:1.27\n    command: |\n      # not a comment\n"
+                b"      nginx -g 'daemon off;'\n    ports: [\"8080:80\", \"443:443\"]\n"
+                b"    environment:\n      - KEY=value\n      - \"QUOTED=it's\"\n"
+                b"    labels: {a: 1, b: 'two'}\n  # a comment\n" % i)
+        if i % 1000 == 0:
+            out += b"# BEGIN Z MANAGED r%d\nz%d: 1\n# END Z MANAGED r%d\n" % (i, i, i)
+        i += 1
+    return bytes(out)
+
+
+def powershell_file(size):
+    block = (b"# Profile line\nSet-Alias ll Get-ChildItem\n$env:PATH = \"$HOME/bin;\" + $env:PATH\n"
+             b"function Get-Thing { param($a) if ($a -eq 'x') { Write-Output \"a $($a) b\" } }\n"
+             b"$h = @{ Name = 'value'; Count = 3 }\n<# a block\ncomment #>\n"
+             b"$s = @'\nhere string # not a comment\n'@\n")
+    region = b"# BEGIN Z MANAGED r%d\n$env:Z%d = 1\n# END Z MANAGED r%d\n"
+    return fill(block, region, size)
+
+
 def fill(block, region, size, keyed=False):
     out = bytearray()
     i = 0
@@ -265,22 +288,67 @@ def main():
     tmp = tempfile.mkdtemp(prefix="demarcate-bench-")
     rows = []
     try:
-        if "set" in only:
-            rows += set_rows(bin_, tmp, a.ansible)
-        if only & {"list", "check"}:
-            for fmt, gen, name, size in (("shell", shell_file, "big.sh", big),
-                                         ("env", env_file, "big.env", big),
-                                         ("toml", toml_file, "big.toml", mid),
-                                         ("jsonc", jsonc_file, "big.jsonc", mid)):
-                rows += big_file_rows(bin_, tmp, fmt, gen, name, size, runs, only)
-        if "crafted" in only:
-            for what, fmt, gen, name in (("deep TOML nesting", "toml", deep_toml, "deep.toml"),
-                                         ("deep JSONC nesting", "jsonc", deep_jsonc, "deep.jsonc"),
-                                         ("interleaved BEGIN/END", "shell", interleaved, "il.sh"),
-                                         ("many regions", "shell", many_regions, "regions.sh")):
-                rows += crafted_rows(bin_, tmp, what, fmt, gen, name, crafted)
-        if "apply" in only:
-            rows += apply_rows(bin_, tmp, 1 if a.quick else 3)
+        # set on a 5 KB profile vs cat
+        prof = os.path.join(tmp, "profile.sh")
+        with open(prof, "wb") as f:
+            f.write(profile_5k())
+        bodies = []
+        for k in "ab":
+            p = os.path.join(tmp, f"body_{k}")
+            with open(p, "w") as f:
+                f.write(f"export ZYLOS_{k.upper()}=1\n")
+            bodies.append(p)
+        set_times = []
+        for i in range(30):
+            t, _ = timed([bin_, "set", prof, "--owner", "Z", "--name", "n", "--content-file",
+                          bodies[i % 2], "-q"], 1)
+            set_times.append(t)
+        t_set = statistics.median(set_times)
+        t_cat, _ = timed(["sh", "-c", f"cat {prof} >/dev/null"], 30)
+        t_cat_direct, _ = timed(["cat", prof], 30)
+        rows.append(("set, 5 KB profile (writes)", f"{t_set*1000:.2f} ms",
+                     f"cat: {t_cat_direct*1000:.2f} ms", f"{t_set/t_cat_direct:.2f}x cat",
+                     "within 3x of cat"))
+        if a.ansible:
+            ans = ansible_time(tmp, prof)
+            if ans:
+                rows.append(("set vs ansible blockinfile", f"{t_set*1000:.2f} ms",
+                             f"ansible: {ans*1000:.0f} ms", f"{ans/t_set:.0f}x faster",
+                             ">= 300x faster"))
+        # list on big files vs grep -c
+        for fmt, gen, name, size in (("shell", shell_file, "big.sh", big),
+                                     ("env", env_file, "big.env", big),
+                                     ("toml", toml_file, "big.toml", mid),
+                                     ("jsonc", jsonc_file, "big.jsonc", mid),
+                                     ("yaml", yaml_file, "big.yaml", big),
+                                     ("powershell", powershell_file, "big.ps1", big)):
+            path = os.path.join(tmp, name)
+            data = gen(size)
+            with open(path, "wb") as f:
+                f.write(data)
+            n = len(data)
+            try:
+                t_list, peak = timed([bin_, "list", path, "--format", fmt], runs)
+            except RuntimeError as e:
+                rows.append((f"list, {n/1e6:.0f} MB {fmt}", "failed", str(e)[:60], "", ""))
+                continue
+            t_grep, _ = timed(["grep", "-c", "MANAGED", path], runs)
+            rows.append((f"list, {n/1e6:.0f} MB {fmt}", f"{mbps(n, t_list):.0f} MB/s",
+                         f"grep -c: {mbps(n, t_grep):.0f} MB/s",
+                         f"{t_list/t_grep:.2f}x grep; peak {peak/n:.2f}x size",
+                         ">= 500 MB/s, 3x grep, 1.5x mem" if fmt in ("shell", "env")
+                         else ">= 300 MB/s" if fmt in ("yaml", "powershell")
+                         else ">= 200 MB/s"))
+            extra = ["--at", "/"] if fmt == "jsonc" else []
+            try:
+                t_s, _ = timed([bin_, "set", path, "--format", fmt, "--owner", "B", "--name", "x",
+                                "--content", body_for(fmt), "--check", *extra], runs)
+            except RuntimeError as e:
+                rows.append((f"set, {n/1e6:.0f} MB {fmt}", "failed", str(e)[:60], "", ""))
+                continue
+            rows.append((f"set --check (plan, no write), {n/1e6:.0f} MB {fmt}",
+                         f"{mbps(n, t_s):.0f} MB/s", "", "", ""))
+        rows += apply_rows(bin_, tmp, 1 if a.quick else 3)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"# {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, {machine()}")
@@ -404,7 +472,7 @@ def crafted_rows(bin_, tmp, what, fmt, gen, name, size, limit=60):
 
 def body_for(fmt):
     return {"shell": "export B=1", "env": "B=1", "toml": "[bench_x]\nk = 1",
-            "jsonc": '"bench_x": 1'}[fmt]
+            "jsonc": '"bench_x": 1', "yaml": "bench_x: 1", "powershell": "$env:B = 1"}[fmt]
 
 
 def ansible_time(tmp, prof):

@@ -218,3 +218,118 @@ fn fish_no_execute_accepts_the_edited_config() {
         src
     );
 }
+
+/// PowerShell's own parser reports no error in the edited profile (when `pwsh` is installed).
+#[test]
+fn pwsh_parses_the_edited_profile() {
+    let src = "Set-Alias ll Get-ChildItem\n<#\n# BEGIN ZYLOS MANAGED path\n#>\n$a = 'it''s\n# END ZYLOS MANAGED path'\n$c = @'\n# BEGIN ZYLOS MANAGED path\n'@\n$h = @{\n    a = $(\n# END ZYLOS MANAGED path\n    1)\n}\n";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let name = "Microsoft.PowerShell_profile.ps1";
+    std::fs::write(dir.path().join(name), src).expect("write");
+    ok(
+        dir.path(),
+        &[
+            "set",
+            name,
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "path",
+            "--content",
+            "$env:PATH = \"$HOME/.zylos/bin;\" + $env:PATH",
+        ],
+    );
+    let edited = std::fs::read_to_string(dir.path().join(name)).expect("read");
+    assert!(
+        edited.starts_with(src) && edited.ends_with("\n# END ZYLOS MANAGED path\n"),
+        "{edited}"
+    );
+    if have("pwsh", "pwsh_parses_the_edited_profile") {
+        let path = dir.path().join(name);
+        let script = format!(
+            "$e = $null; $null = [System.Management.Automation.Language.Parser]::ParseFile('{}', \
+             [ref]$null, [ref]$e); if ($e.Count) {{ $e | ForEach-Object {{ $_.ToString() }}; exit 1 }}",
+            path.display().to_string().replace('\'', "''")
+        );
+        let o = Command::new("pwsh")
+            .args(["-NoProfile", "-NonInteractive", "-Command", &script])
+            .output()
+            .expect("pwsh runs");
+        assert!(o.status.success(), "pwsh: {}{}", stdout(&o), stderr(&o));
+    }
+    ok(
+        dir.path(),
+        &["remove", name, "--owner", "ZYLOS", "--name", "path"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(name)).expect("read"),
+        src
+    );
+}
+
+const PYYAML: &str = r"import json, sys, yaml
+print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1], encoding='utf-8'))), sort_keys=True))
+";
+
+/// Python's yaml module reads the edited compose file: the user's data unchanged, the
+/// region's keys added; remove gives back the bytes.
+#[test]
+fn pyyaml_reads_the_edited_compose_file() {
+    let have_yaml = have("python3", "pyyaml_reads_the_edited_compose_file")
+        && Command::new("python3")
+            .args(["-c", "import yaml"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = "services:\n  web:\n    image: nginx\n    command: |\n      # BEGIN ZYLOS MANAGED sidecar\n      echo 'hi'\n    ports: [\"80:80\",\n      # END ZYLOS MANAGED sidecar\n      \"443:443\"]\nvolumes:\n  data: {}\n";
+    std::fs::write(dir.path().join("docker-compose.yml"), src).expect("write");
+    let before = have_yaml.then(|| python(dir.path(), PYYAML, "docker-compose.yml"));
+    ok(
+        dir.path(),
+        &[
+            "set",
+            "docker-compose.yml",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "sidecar",
+            "--content",
+            "x-zylos:\n  enabled: true\n  note: '# END ZYLOS MANAGED sidecar'",
+        ],
+    );
+    if let Some(before) = before {
+        let after = python(dir.path(), PYYAML, "docker-compose.yml");
+        assert!(
+            after.contains(
+                "\"x-zylos\": {\"enabled\": true, \"note\": \"# END ZYLOS MANAGED sidecar\"}"
+            ),
+            "{after}"
+        );
+        assert_eq!(
+            after.replace(
+                ", \"x-zylos\": {\"enabled\": true, \"note\": \"# END ZYLOS MANAGED sidecar\"}",
+                ""
+            ),
+            before
+        );
+    } else {
+        eprintln!(
+            "notice: python3 with yaml not found; pyyaml_reads_the_edited_compose_file checks only the round trip"
+        );
+    }
+    ok(
+        dir.path(),
+        &[
+            "remove",
+            "docker-compose.yml",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "sidecar",
+        ],
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("docker-compose.yml")).expect("read"),
+        src
+    );
+}

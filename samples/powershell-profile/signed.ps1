@@ -1,0 +1,5 @@
+Write-Output 'signed'
+
+# SIG # Begin signature block
+# MIIFuQYJKoZIhvcNAQcCoIIFqjCCBaYCAQExCzAJBgUrDgMCGgUAMGkGCisGAQQB
+# SIG # End signature block

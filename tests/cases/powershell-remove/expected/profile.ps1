@@ -1,0 +1,4 @@
+Set-Alias ll Get-ChildItem
+$c = @'
+# BEGIN ZYLOS MANAGED path
+'@

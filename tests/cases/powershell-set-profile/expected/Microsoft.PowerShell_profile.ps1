@@ -1,0 +1,32 @@
+Set-Alias ll Get-ChildItem
+<#
+# BEGIN ZYLOS MANAGED path
+#>
+$a = 'it''s
+# END ZYLOS MANAGED path'
+$b = "quote `" and ""
+# BEGIN ZYLOS MANAGED path
+$(
+# END ZYLOS MANAGED path
+)"
+$c = @'
+# BEGIN ZYLOS MANAGED path
+'@
+$d = @"
+# END ZYLOS MANAGED path
+"@
+$h = @{
+    # BEGIN ZYLOS MANAGED path
+    a = 1
+}
+Write-Output a `
+# END ZYLOS MANAGED path
+function Set-Greeting {
+    # BEGIN ZYLOS MANAGED greet
+    Write-Output hi
+    # END ZYLOS MANAGED greet
+}
+echo done # BEGIN ZYLOS MANAGED inline
+# BEGIN ZYLOS MANAGED path hash=80dbd0e83a34
+$env:PATH = "$HOME/.zylos/bin;" + $env:PATH
+# END ZYLOS MANAGED path
