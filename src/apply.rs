@@ -477,6 +477,7 @@ impl Job<'_> {
         let mut owners = BTreeSet::new();
         let mut places = Vec::new();
         let mut any_template = false;
+        let mut templates = 0usize;
         for e in &self.target.entries {
             let desired = match &e.what {
                 What::Template { path, bytes } => {
@@ -491,8 +492,10 @@ impl Job<'_> {
                     {
                         found.extend(regions);
                         owners.extend(o);
-                        places.extend(p);
+                        let index = templates;
+                        places.extend(p.into_iter().map(|(id, h)| (id, h.in_template(index))));
                     }
+                    templates += 1;
                     found
                 }
                 What::Block { name, body } => vec![Desired {

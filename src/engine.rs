@@ -449,7 +449,8 @@ pub(crate) fn template_op_from(
     let places = doc
         .regions
         .iter()
-        .filter_map(|r| f.syntax().template_at(&doc, r).map(|at| (r.id.clone(), at)))
+        .filter(|r| owner.is_none_or(|o| r.id.owner == o))
+        .filter_map(|r| f.syntax().home(&doc, r).map(|h| (r.id.clone(), h)))
         .collect();
     Ok(Op::Sync {
         regions,
@@ -563,6 +564,8 @@ fn edit_inner(
                     new: r.new,
                     outcomes: Vec::new(),
                     warnings: Vec::new(),
+                    created: Vec::new(),
+                    dropped: Vec::new(),
                 };
                 (p, r.fixes)
             }
@@ -626,7 +629,7 @@ fn edit_inner(
             return fail(Some(f), e.into());
         }
         if let Some(store) = &store
-            && let Err(e) = remember(store, &canonical, known, &planned.outcomes)
+            && let Err(e) = remember(store, &canonical, known, &planned)
         {
             let w = Warning::StateNotSaved {
                 reason: e.to_string(),
@@ -662,6 +665,7 @@ fn plan_options(
         .map(|r| r.id.clone())
         .collect();
     p.known = known.regions.keys().cloned().collect();
+    p.created.clone_from(&known.containers);
     if let (plan::OnDrift::Merge, Some(store)) = (p.on_drift, store) {
         for r in doc.regions.iter().filter(|r| r.state == State::Drifted) {
             if let Some(h) = r.begin.marker.hash()
@@ -696,9 +700,15 @@ fn remember(
     store: &Store,
     canonical: &Path,
     mut known: FileState,
-    outcomes: &[Outcome],
+    planned: &plan::Plan,
 ) -> std::io::Result<()> {
-    for o in outcomes {
+    known.containers.retain(|c| !planned.dropped.contains(c));
+    for c in &planned.created {
+        if !known.containers.contains(c) {
+            known.containers.push(c.clone());
+        }
+    }
+    for o in &planned.outcomes {
         let key = o.id.to_string();
         match o.action {
             Action::Inserted | Action::Updated | Action::Merged => {

@@ -15,7 +15,7 @@ use crate::hash;
 use crate::lex::Span;
 use crate::lines::{bom_len, eol_of, line_end, line_of};
 use crate::marker::{self, Identity, Marker};
-use crate::place::{At, Placement};
+use crate::place::{At, Created, Home, Placement};
 use crate::problem::{Problem, ProblemKind};
 use crate::warning::{MergeFailure, Warning};
 
@@ -57,6 +57,9 @@ pub struct Options {
     pub known: BTreeSet<String>,
     /// Leave out a desired region the user deleted by hand (instead of adding it back).
     pub respect_removals: bool,
+    /// Containers earlier insertions made outside regions (from the state store): one left
+    /// empty and unchanged goes.
+    pub created: Vec<Created>,
 }
 
 impl Default for Options {
@@ -71,6 +74,7 @@ impl Default for Options {
             bases: BTreeMap::new(),
             known: BTreeSet::new(),
             respect_removals: false,
+            created: Vec::new(),
         }
     }
 }
@@ -89,9 +93,9 @@ pub enum Op {
         regions: Vec<Desired>,
         /// The owners reconciled (pruning touches only their regions).
         owners: BTreeSet<String>,
-        /// Where a region goes when the target lacks it and its template neighbours: the
-        /// container it has in the template (TOML table, JSONC pointer).
-        places: Vec<(Identity, At)>,
+        /// Where each region lives in the template (TOML table, JSONC container), for the
+        /// formats that have containers: a missing region goes into the same container.
+        places: Vec<(Identity, Home)>,
     },
 }
 
@@ -155,6 +159,10 @@ pub struct Plan {
     pub outcomes: Vec<Outcome>,
     /// Things a person should know (drift kept, ...).
     pub warnings: Vec<Warning>,
+    /// Containers this edit made outside regions (for the state store).
+    pub created: Vec<Created>,
+    /// Containers made earlier that this edit took away with their last region.
+    pub dropped: Vec<Created>,
 }
 
 impl Plan {
@@ -265,6 +273,30 @@ struct Planner<'d, 'a> {
     /// A line break was already added after the unterminated last line (by an earlier
     /// insertion at the end of this plan).
     eof_break_done: bool,
+    /// The order of the operation (or template region) each outcome belongs to.
+    seq: usize,
+    seqs: Vec<usize>,
+    /// Regions to insert once the updates and removals are made, one at a time.
+    pending: Vec<Pending>,
+}
+
+/// A region to insert, and how its place is found.
+struct Pending {
+    seq: usize,
+    desired: Desired,
+    how: How,
+}
+
+enum How {
+    /// The command's position.
+    At(At),
+    /// Next to its template neighbours (`ids` in template order, `index` its own), else at
+    /// the format's place for its home (`homes`), else at the command's position.
+    Sync {
+        ids: Vec<Identity>,
+        index: usize,
+        homes: Vec<(Identity, Home)>,
+    },
 }
 
 /// Plans `ops` on `doc`.
@@ -287,22 +319,13 @@ pub fn plan(
     if !blocking.is_empty() {
         return Err(PlanError::Blocked(blocking));
     }
-    let mut p = Planner {
-        doc,
-        syntax,
-        opts,
-        splices: Vec::new(),
-        outcomes: Vec::new(),
-        warnings: Vec::new(),
-        expected: doc.regions.iter().map(|r| r.id.clone()).collect(),
-        eof_break_done: false,
-    };
-    for op in ops {
+    let mut p = Planner::new(doc, syntax, opts);
+    for (i, op) in ops.iter().enumerate() {
+        p.seq = i << 32;
         match op {
             Op::Set(d) => {
                 p.check_body(d)?;
-                let at = p.place(&opts.at, &p.render_body(&d.body))?;
-                p.set(d, &at, Some(&opts.at))?;
+                p.set(d, How::At(opts.at.clone()), Some(&opts.at))?;
             }
             Op::Remove(id) => p.remove(id, Action::Removed),
             Op::Sync {
@@ -312,13 +335,123 @@ pub fn plan(
             } => p.sync(regions, owners, places)?,
         }
     }
-    let new = apply(doc.src, &mut p.splices)?;
+    let mut new = apply(doc.src, &mut p.splices)?;
+    // Each stage is checked against the one before it: the updates and removals here, then
+    // each insertion (a container made for it is checked with it).
     validate(doc, syntax, &new, &p.expected, opts)?;
+    let Planner {
+        mut outcomes,
+        mut warnings,
+        mut expected,
+        mut seqs,
+        pending,
+        ..
+    } = p;
+    let mut created = Vec::new();
+    for item in pending {
+        insert_pending(
+            &mut new,
+            syntax,
+            opts,
+            item,
+            &mut created,
+            &mut |o, s, w| {
+                expected.insert(o.id.clone());
+                outcomes.push(o);
+                seqs.push(s);
+                warnings.extend(w);
+            },
+        )?;
+    }
+    // Containers made by earlier runs and now empty go, one at a time (taking one away
+    // can leave its parent empty, and commas are fitted to what remains).
+    let mut dropped: Vec<Created> = Vec::new();
+    if new != doc.src {
+        while let Some((c, mut splices)) = {
+            let cur = Document::parse_with(&new, syntax, opts.foreign.as_ref());
+            opts.created
+                .iter()
+                .filter(|c| !dropped.contains(c))
+                .map(|c| (c, syntax.remove_created(&cur, c)))
+                .find(|(_, s)| !s.is_empty())
+                .map(|(c, s)| {
+                    let s: Vec<Splice> = s
+                        .into_iter()
+                        .map(|(span, text)| Splice { span, text })
+                        .collect();
+                    (c.clone(), s)
+                })
+        } {
+            new = apply(&new, &mut splices)?;
+            dropped.push(c);
+        }
+        if !dropped.is_empty() {
+            let after = Document::parse_with(&new, syntax, opts.foreign.as_ref());
+            syntax.validate(doc, &after).map_err(PlanError::Invalid)?;
+        }
+    }
+    let mut order: Vec<(usize, Outcome)> = seqs.into_iter().zip(outcomes).collect();
+    order.sort_by_key(|(s, _)| *s);
     Ok(Plan {
         new,
-        outcomes: p.outcomes,
-        warnings: p.warnings,
+        outcomes: order.into_iter().map(|(_, o)| o).collect(),
+        warnings,
+        created,
+        dropped,
     })
+}
+
+/// Inserts one pending region into `bytes`: its place is found in the file as it is now
+/// (the regions and containers inserted before it included); a missing container is made
+/// first, as plain structure.
+fn insert_pending(
+    bytes: &mut Vec<u8>,
+    syntax: &dyn Syntax,
+    opts: &Options,
+    item: Pending,
+    created: &mut Vec<Created>,
+    done: &mut dyn FnMut(Outcome, usize, Vec<Warning>),
+) -> Result<(), PlanError> {
+    // Each round makes one missing container; a path is never deeper than this.
+    for _ in 0..64 {
+        let cur = Document::parse_with(bytes, syntax, opts.foreign.as_ref());
+        let mut q = Planner::new(&cur, syntax, opts);
+        let body = q.render_body(&item.desired.body);
+        let placement = match &item.how {
+            How::At(at) => q.place(at, &body)?,
+            How::Sync { ids, index, homes } => q.place_synced(ids, *index, homes, &body)?,
+        };
+        if !placement.create.is_empty() {
+            let mut splices: Vec<Splice> = placement
+                .create
+                .into_iter()
+                .map(|(span, text)| Splice { span, text })
+                .collect();
+            *bytes = apply(bytes, &mut splices)?;
+            created.extend(placement.created);
+            continue;
+        }
+        let mut body = body;
+        if let Some((pre, post)) = &placement.wrap {
+            body = [pre.as_slice(), &body, post].concat();
+        }
+        q.insert(&item.desired, &body, placement.offset);
+        let mut new = apply(cur.src, &mut q.splices)?;
+        validate(&cur, syntax, &new, &q.expected, opts)?;
+        let outcome = q.outcomes.pop();
+        let warnings = std::mem::take(&mut q.warnings);
+        drop(q);
+        drop(cur);
+        std::mem::swap(bytes, &mut new);
+        if let Some(o) = outcome {
+            done(o, item.seq, warnings);
+        }
+        return Ok(());
+    }
+    Err(PlanError::Place(format!(
+        "no place found for \"{}\"",
+        item.desired.id
+    )))
 }
 
 fn apply(src: &[u8], splices: &mut [Splice]) -> Result<Vec<u8>, PlanError> {
@@ -327,6 +460,11 @@ fn apply(src: &[u8], splices: &mut [Splice]) -> Result<Vec<u8>, PlanError> {
     let mut out = Vec::with_capacity(src.len() + extra);
     let mut pos = 0;
     for s in splices.iter() {
+        if s.span.start < pos && s.span.end <= pos && s.text.is_empty() {
+            // A deletion inside text an earlier splice already replaced (the comma of a
+            // region removed in the same run).
+            continue;
+        }
         if s.span.start < pos {
             return Err(PlanError::Invalid(
                 "two edits of this command overlap; run them one at a time".to_owned(),
@@ -405,7 +543,57 @@ fn names(ids: &BTreeSet<Identity>) -> String {
     }
 }
 
-impl Planner<'_, '_> {
+impl<'d, 'a> Planner<'d, 'a> {
+    fn new(doc: &'d Document<'a>, syntax: &'d dyn Syntax, opts: &'d Options) -> Self {
+        Planner {
+            doc,
+            syntax,
+            opts,
+            splices: Vec::new(),
+            outcomes: Vec::new(),
+            warnings: Vec::new(),
+            expected: doc.regions.iter().map(|r| r.id.clone()).collect(),
+            eof_break_done: false,
+            seq: 0,
+            seqs: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    /// The place of a missing template region: next to the nearest template neighbour the
+    /// file has (line formats), or in its home container (formats with containers), else
+    /// at the command's position.
+    fn place_synced(
+        &self,
+        ids: &[Identity],
+        index: usize,
+        homes: &[(Identity, Home)],
+        body: &[u8],
+    ) -> Result<Placement, PlanError> {
+        let id = &ids[index];
+        if homes.iter().any(|(h, _)| h == id) {
+            if let Some(p) = self.syntax.place_home(self.doc, id, homes) {
+                return p.map_err(PlanError::Place);
+            }
+        }
+        let after_prev = ids[..index]
+            .iter()
+            .rev()
+            .find_map(|p| self.doc.region(p))
+            .map(|r| r.end.line.end);
+        let before_next = ids[index + 1..]
+            .iter()
+            .find_map(|n| self.doc.region(n))
+            .map(|r| r.begin.line.start);
+        match after_prev.or(before_next) {
+            Some(offset) => Ok(Placement {
+                offset,
+                ..Placement::default()
+            }),
+            None => self.place(&self.opts.at, body),
+        }
+    }
+
     fn eol(&self) -> &'static str {
         self.doc.eol
     }
@@ -488,8 +676,10 @@ impl Planner<'_, '_> {
         if let Some(p) = self.syntax.place(self.doc, at, body) {
             return p.map_err(PlanError::Place);
         }
-        self.place_line(at)
-            .map(|offset| Placement { offset, wrap: None })
+        self.place_line(at).map(|offset| Placement {
+            offset,
+            ..Placement::default()
+        })
     }
 
     /// Resolves `at` to an insertion offset at a line start (or the end of the file).
@@ -572,9 +762,9 @@ impl Planner<'_, '_> {
         None
     }
 
-    /// Inserts or updates `d`; a new region goes at `at`.
-    fn set(&mut self, d: &Desired, at: &Placement, rewrap: Option<&At>) -> Result<(), PlanError> {
-        let mut body = self.render_body(&d.body);
+    /// Updates `d`, or queues its insertion (placed by `how`).
+    fn set(&mut self, d: &Desired, how: How, rewrap: Option<&At>) -> Result<(), PlanError> {
+        let body = self.render_body(&d.body);
         let Some(r) = self.doc.region(&d.id) else {
             if self.opts.known.contains(&d.id.to_string()) {
                 let left_out = self.opts.respect_removals;
@@ -587,10 +777,11 @@ impl Planner<'_, '_> {
                     return Ok(());
                 }
             }
-            if let Some((pre, post)) = &at.wrap {
-                body = [pre.as_slice(), &body, post].concat();
-            }
-            self.insert(d, &body, at.offset);
+            self.pending.push(Pending {
+                seq: self.seq,
+                desired: d.clone(),
+                how,
+            });
             return Ok(());
         };
         let r = r.clone();
@@ -601,7 +792,9 @@ impl Planner<'_, '_> {
         let current = r.body.of(self.doc.src);
         let same = self.syntax.normalize(current) == self.syntax.normalize(&body);
         let lines = Some((r.begin.line_no, r.end.line_no));
-        if same && r.state != State::Drifted {
+        // Bytes, not the normalized form: a template change to comments or layout alone
+        // reaches a pristine region too (its hash stays).
+        if current == body.as_slice() && r.state != State::Drifted {
             self.outcome(&d.id, Action::Unchanged, lines);
             return Ok(());
         }
@@ -700,7 +893,9 @@ impl Planner<'_, '_> {
                 usize::from(old_line.ends_with(b"\n"))
             };
         let mut text = old_line[..indent_len].to_vec();
-        if self.foreign_lines(&r.id).is_some() {
+        // Foreign and unhashed markers stay byte for byte, so that the tool that owns them
+        // (Ansible, a --no-hash installer) still knows them.
+        if self.foreign_lines(&r.id).is_some() || r.begin.marker.hash().is_none() {
             text.extend_from_slice(&old_line[indent_len..content_end]);
         } else {
             let mut m = r.begin.marker.clone();
@@ -803,46 +998,30 @@ impl Planner<'_, '_> {
         &mut self,
         regions: &[Desired],
         owners: &BTreeSet<String>,
-        places: &[(Identity, At)],
+        places: &[(Identity, Home)],
     ) -> Result<(), PlanError> {
         for d in regions {
             self.check_body(d)?;
         }
+        let ids: Vec<Identity> = regions.iter().map(|d| d.id.clone()).collect();
         for (i, d) in regions.iter().enumerate() {
-            if self.doc.region(&d.id).is_some() {
-                let rewrap = places.iter().find(|(id, _)| id == &d.id).map(|(_, at)| at);
-                self.set(d, &Placement::default(), rewrap)?;
-                continue;
-            }
-            // A new region goes next to its neighbours in template order.
-            let after_prev = regions[..i]
-                .iter()
-                .rev()
-                .find_map(|p| self.doc.region(&p.id))
-                .map(|r| r.end.line.end);
-            let before_next = regions[i + 1..]
-                .iter()
-                .find_map(|n| self.doc.region(&n.id))
-                .map(|r| r.begin.line.start);
-            let at = match (after_prev, before_next) {
-                (Some(a), _) => Placement {
-                    offset: a,
-                    wrap: None,
+            self.seq = (self.seq & !0xffff_ffff) | i;
+            let how = How::Sync {
+                ids: if self.doc.region(&d.id).is_some() {
+                    Vec::new()
+                } else {
+                    ids.clone()
                 },
-                (None, Some(b)) => Placement {
-                    offset: b,
-                    wrap: None,
+                index: i,
+                homes: if self.doc.region(&d.id).is_some() {
+                    Vec::new()
+                } else {
+                    places.to_vec()
                 },
-                (None, None) => {
-                    let at = places
-                        .iter()
-                        .find(|(id, _)| id == &d.id)
-                        .map_or_else(|| self.opts.at.clone(), |(_, at)| at.clone());
-                    self.place(&at, &self.render_body(&d.body))?
-                }
             };
-            self.set(d, &at, None)?;
+            self.set(d, how, None)?;
         }
+        self.seq |= 0xffff_ffff;
         let wanted: BTreeSet<&Identity> = regions.iter().map(|d| &d.id).collect();
         let obsolete: Vec<Identity> = self
             .doc
@@ -858,6 +1037,7 @@ impl Planner<'_, '_> {
     }
 
     fn outcome(&mut self, id: &Identity, action: Action, old_lines: Option<(usize, usize)>) {
+        self.seqs.push(self.seq);
         self.outcomes.push(Outcome {
             id: id.clone(),
             action,

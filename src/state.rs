@@ -34,6 +34,10 @@ pub(crate) struct FileState {
     /// Regions by identity (`OWNER MANAGED name`).
     #[serde(default)]
     pub regions: BTreeMap<String, RegionState>,
+    /// Containers made outside regions by insertions (a TOML header, a JSONC member), so
+    /// that the last region's removal takes an empty one away (older entries have none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub containers: Vec<crate::place::Created>,
 }
 
 /// The store's root directory.
@@ -75,6 +79,7 @@ impl Store {
             .unwrap_or_else(|| FileState {
                 path: canonical.to_string_lossy().into_owned(),
                 regions: BTreeMap::new(),
+                containers: Vec::new(),
             })
     }
 

@@ -14,7 +14,8 @@ use std::path::Path;
 use crate::document::{Document, Region};
 pub(crate) use crate::lex::{KeyPolicy, Lexer};
 use crate::lex::{Lexed, Span};
-pub(crate) use crate::place::{At, Fitted, Placement};
+use crate::marker::Identity;
+pub(crate) use crate::place::{At, Created, Fitted, Home, Placement, Step};
 
 /// A file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -52,11 +53,36 @@ pub trait Syntax: Lexer {
         None
     }
 
-    /// Where, in a target, a region of `template` belongs when the target lacks it and none
-    /// of its template neighbours are there: the same container (a TOML table, a JSONC
-    /// pointer). `None`: the command's position.
-    fn template_at(&self, _template: &Document<'_>, _region: &Region) -> Option<At> {
+    /// Where a region of `template` lives there ([`Home`]: its containers and its order
+    /// among their items), so that `sync` can put it in the same container of a target.
+    /// `None`: the region has no container of its own (line formats), and a missing one
+    /// goes next to its template neighbours or at the command's position.
+    fn home(&self, _template: &Document<'_>, _region: &Region) -> Option<Home> {
         None
+    }
+
+    /// Where the missing region `id` goes in `doc`, given the homes of the regions being
+    /// synced (`all`, its own included): its container, after the
+    /// nearest item that precedes it in the template and that `doc` has there, else before
+    /// the nearest that follows, else at the container's default place. A missing container
+    /// comes back as [`Placement::create`]. `None` leaves the region to the command's
+    /// position.
+    ///
+    /// # Errors
+    /// A message when the region cannot be placed (a container of another kind).
+    fn place_home(
+        &self,
+        _doc: &Document<'_>,
+        _id: &Identity,
+        _all: &[(Identity, Home)],
+    ) -> Option<Result<Placement, String>> {
+        None
+    }
+
+    /// Splices that take away a container made by an insertion ([`Placement::created`])
+    /// when it is otherwise empty and as it was made; empty when it must stay.
+    fn remove_created(&self, _doc: &Document<'_>, _created: &Created) -> Vec<(Span, Vec<u8>)> {
+        Vec::new()
     }
 
     /// True when a key assigned twice in one context blocks an edit that creates it (TOML

@@ -6,6 +6,7 @@
 //!   the end of the file) and how its body is indented;
 //! - [`validate`](mod@validate): scope safety (`scope-capture`) and the toml_edit check.
 
+mod home;
 mod lexer;
 mod normalize;
 mod place;
@@ -16,9 +17,11 @@ mod tests;
 
 use std::sync::Arc;
 
-use super::{Fitted, KeyPolicy, Lexer, Placement, Syntax};
+use super::{Created, Fitted, Home, KeyPolicy, Lexer, Placement, Syntax};
 use crate::document::{Document, Region};
 use crate::lex::Lexed;
+use crate::lex::Span;
+use crate::marker::Identity;
 use crate::place::At;
 
 /// The TOML format.
@@ -54,31 +57,19 @@ impl Syntax for Toml {
     fn duplicate_keys_block(&self) -> bool {
         true
     }
-    fn template_at(&self, template: &Document<'_>, region: &Region) -> Option<At> {
-        let s = scan_of(template);
-        let body = region.body.of(template.src);
-        if s.headers
-            .iter()
-            .any(|h| region.body.start <= h.line.start && h.line.start < region.body.end)
-            || body.is_empty()
-        {
-            return None;
-        }
-        let header = s
-            .headers
-            .iter()
-            .rev()
-            .find(|h| h.line.start < region.begin.line.start)?;
-        let text = String::from_utf8_lossy(header.line.of(template.src)).into_owned();
-        let name = text
-            .split('#')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .trim();
-        (!name.is_empty()).then(|| At::Table(name.to_owned()))
+    fn home(&self, template: &Document<'_>, region: &Region) -> Option<Home> {
+        Some(home::home(template, &scan_of(template), region))
+    }
+    fn place_home(
+        &self,
+        doc: &Document<'_>,
+        id: &Identity,
+        all: &[(Identity, Home)],
+    ) -> Option<Result<Placement, String>> {
+        home::place(doc, &scan_of(doc), id, all)
+    }
+    fn remove_created(&self, doc: &Document<'_>, created: &Created) -> Vec<(Span, Vec<u8>)> {
+        home::remove_created(doc, &scan_of(doc), created)
     }
     fn fit_insert(&self, doc: &Document<'_>, offset: usize, body: &[u8]) -> Fitted {
         place::fit_insert(doc, offset, body)
