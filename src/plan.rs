@@ -571,10 +571,10 @@ impl<'d, 'a> Planner<'d, 'a> {
         body: &[u8],
     ) -> Result<Placement, PlanError> {
         let id = &ids[index];
-        if homes.iter().any(|(h, _)| h == id) {
-            if let Some(p) = self.syntax.place_home(self.doc, id, homes) {
-                return p.map_err(PlanError::Place);
-            }
+        if homes.iter().any(|(h, _)| h == id)
+            && let Some(p) = self.syntax.place_home(self.doc, id, homes)
+        {
+            return p.map_err(PlanError::Place);
         }
         let after_prev = ids[..index]
             .iter()
