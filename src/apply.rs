@@ -76,6 +76,11 @@ pub struct Entry {
     pub create: Option<bool>,
     /// `on_drift`.
     pub on_drift: Option<OnDrift>,
+    /// `adopt`: lines an older installer wrote, which the region (a `[[block]]`) or the
+    /// first region the template inserts (a `[[file]]`) takes the place of.
+    pub adopt: Vec<String>,
+    /// `seed`: the names of the write-once regions (`[[block]]`: its own name when true).
+    pub seeds: Vec<String>,
 }
 
 /// What an entry asks for.
@@ -99,7 +104,7 @@ pub enum What {
 
 const TOP_KEYS: &[&str] = &["owner", "file", "block"];
 const FILE_KEYS: &[&str] = &[
-    "path", "template", "owner", "format", "at", "create", "on_drift",
+    "path", "template", "owner", "format", "at", "create", "on_drift", "adopt", "seed",
 ];
 const BLOCK_KEYS: &[&str] = &[
     "path",
@@ -111,6 +116,8 @@ const BLOCK_KEYS: &[&str] = &[
     "at",
     "create",
     "on_drift",
+    "adopt",
+    "seed",
 ];
 
 impl Manifest {
@@ -331,7 +338,56 @@ impl EntryCx<'_> {
                 ));
             }
         };
+        let adopt = match self.table.get("adopt") {
+            None => Vec::new(),
+            Some(v) => {
+                let bad = || {
+                    self.err(
+                        Some("adopt"),
+                        "`adopt` must be an array of strings".to_owned(),
+                    )
+                };
+                let arr = v.as_array().ok_or_else(bad)?;
+                let mut out = Vec::new();
+                for item in arr {
+                    let a = item.as_str().ok_or_else(bad)?;
+                    crate::plan::Adopt::parse(a)
+                        .map_err(|e| self.err(Some("adopt"), format!("`adopt`: {e}")))?;
+                    out.push(a.to_owned());
+                }
+                out
+            }
+        };
+        let seeds = match (self.table.get("seed"), &what) {
+            (None, _) => Vec::new(),
+            (Some(v), What::Block { name, .. }) => match v.as_bool() {
+                Some(true) => vec![name.clone()],
+                Some(false) => Vec::new(),
+                None => {
+                    return Err(self.err(
+                        Some("seed"),
+                        "`seed` on a [[block]] must be true or false".to_owned(),
+                    ));
+                }
+            },
+            (Some(v), What::Template { .. }) => {
+                let bad = || {
+                    self.err(
+                        Some("seed"),
+                        "`seed` on a [[file]] must be an array of region names".to_owned(),
+                    )
+                };
+                let arr = v.as_array().ok_or_else(bad)?;
+                let mut out = Vec::new();
+                for item in arr {
+                    out.push(item.as_str().ok_or_else(bad)?.to_owned());
+                }
+                out
+            }
+        };
         Ok(Entry {
+            adopt,
+            seeds,
             line: self.header.map_or(1, |o| self.lines.line_of(o)),
             path,
             what,
@@ -582,6 +638,19 @@ fn target_config(
     }
     if let Some(d) = agree(t, manifest, "on_drift", |e| e.on_drift)? {
         cfg.plan.on_drift = d;
+    }
+    for e in &t.entries {
+        let region = match &e.what {
+            What::Block { name, .. } => Some(Identity::new(&e.owner, name)),
+            What::Template { .. } => None,
+        };
+        for a in &e.adopt {
+            let rule = crate::plan::Adopt::parse(a).map_err(|m| format!("`adopt`: {m}"))?;
+            cfg.plan.adopt.push((region.clone(), rule));
+        }
+        for name in &e.seeds {
+            cfg.plan.seeds.insert(Identity::new(&e.owner, name));
+        }
     }
     Ok(cfg)
 }

@@ -139,6 +139,10 @@ struct Common {
     /// Write even when the edit creates a duplicate key in a JSONC object or TOML table.
     #[arg(long, global = true)]
     force: bool,
+    /// A line an older installer wrote without markers (`re:REGEX` for a pattern): the
+    /// inserted region takes its place and it goes. Repeatable.
+    #[arg(long, global = true, value_name = "TEXT")]
+    adopt: Vec<String>,
     /// A foreign block's literal BEGIN line (e.g. `# >>> conda initialize >>>`).
     #[arg(long, global = true, value_name = "TEXT", requires = "marker_end")]
     marker_begin: Option<String>,
@@ -601,9 +605,16 @@ fn config(c: &Common) -> Result<EditOptions, String> {
         }
         _ => None,
     };
+    let adopt = c
+        .adopt
+        .iter()
+        .map(|a| demarcate::Adopt::parse(a).map(|a| (None, a)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("--adopt {e}"))?;
     Ok(EditOptions {
         format,
         plan: PlanOptions {
+            adopt,
             at,
             on_drift,
             hash: !c.no_hash,

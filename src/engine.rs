@@ -711,7 +711,7 @@ fn remember(
     for o in &planned.outcomes {
         let key = o.id.to_string();
         match o.action {
-            Action::Inserted | Action::Updated | Action::Merged => {
+            Action::Inserted | Action::Adopted | Action::Updated | Action::Merged => {
                 let entry = known.regions.entry(key).or_default();
                 if let Some((hash, body)) = &o.written {
                     store.save_body(hash, body)?;
@@ -719,7 +719,7 @@ fn remember(
                 }
                 // A new insertion decides afresh whether it added a line break; an update
                 // keeps what the insertion recorded.
-                if o.action == Action::Inserted {
+                if matches!(o.action, Action::Inserted | Action::Adopted) {
                     entry.eof_break = o.eof_break;
                 }
             }

@@ -60,6 +60,90 @@ pub struct Options {
     /// Containers earlier insertions made outside regions (from the state store): one left
     /// empty and unchanged goes.
     pub created: Vec<Created>,
+    /// Lines older installers wrote without markers: a region inserted by this edit takes
+    /// their place, and they go. A rule for one region (`Some`), or for the first region
+    /// this edit inserts (`None`).
+    pub adopt: Vec<(Option<Identity>, Adopt)>,
+    /// Write-once regions: inserted only when absent (without the keys the file already
+    /// assigns there), never updated or pruned.
+    pub seeds: BTreeSet<Identity>,
+}
+
+/// A line an older installer wrote: its text (whitespace around it ignored) or a regular
+/// expression (`re:` prefix).
+#[derive(Clone, Debug)]
+pub enum Adopt {
+    /// The line's text, trimmed.
+    Line(String),
+    /// A pattern the line (without its line ending) matches.
+    Regex(Regex),
+}
+
+impl Adopt {
+    /// Parses `TEXT` or `re:REGEX`.
+    ///
+    /// # Errors
+    /// A pattern that is not a regular expression, or an empty line.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        if let Some(r) = s.strip_prefix("re:") {
+            return Regex::new(r)
+                .map(Self::Regex)
+                .map_err(|e| format!("{s}: not a valid regular expression: {e}"));
+        }
+        if s.trim().is_empty() {
+            return Err("an empty line cannot be adopted".to_owned());
+        }
+        Ok(Self::Line(s.trim().to_owned()))
+    }
+
+    fn matches(&self, line: &[u8]) -> bool {
+        match self {
+            Self::Line(t) => trim_ws(line) == t.as_bytes(),
+            Self::Regex(r) => r.is_match(line),
+        }
+    }
+}
+
+fn trim_ws(s: &[u8]) -> &[u8] {
+    let a = s
+        .iter()
+        .position(|b| !b" \t".contains(b))
+        .unwrap_or(s.len());
+    let e = s
+        .iter()
+        .rposition(|b| !b" \t".contains(b))
+        .map_or(a, |e| e + 1);
+    &s[a..e]
+}
+
+/// The lines of `doc` outside regions, not inside a multi-line construct, that a rule for
+/// `id` matches.
+fn adoptable(doc: &Document<'_>, id: &Identity, rules: &[(Option<Identity>, Adopt)]) -> Vec<Span> {
+    let rules: Vec<&Adopt> = rules
+        .iter()
+        .filter(|(r, _)| r.as_ref().is_none_or(|r| r == id))
+        .map(|(_, a)| a)
+        .collect();
+    if rules.is_empty() {
+        return Vec::new();
+    }
+    let src = doc.src;
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < src.len() {
+        let end = line_end(src, start);
+        let probe = if start == 0 { bom_len(src) } else { start };
+        if doc.region_at(probe).is_none() && !doc.lexed.is_inner(start) {
+            let mut text = &src[probe..end];
+            text = text.strip_suffix(b"\n").unwrap_or(text);
+            text = text.strip_suffix(b"\r").unwrap_or(text);
+            if rules.iter().any(|a| a.matches(text)) {
+                out.push(Span::new(probe, end));
+            }
+        }
+        start = end;
+    }
+    out
 }
 
 impl Default for Options {
@@ -75,6 +159,8 @@ impl Default for Options {
             known: BTreeSet::new(),
             respect_removals: false,
             created: Vec::new(),
+            adopt: Vec::new(),
+            seeds: BTreeSet::new(),
         }
     }
 }
@@ -116,6 +202,8 @@ pub enum Action {
     Merged,
     /// Removed because the template no longer has it.
     Pruned,
+    /// Added in place of the lines an older installer wrote without markers.
+    Adopted,
 }
 
 impl Action {
@@ -130,6 +218,7 @@ impl Action {
             Self::KeptDrifted => "kept-drifted",
             Self::Merged => "merged",
             Self::Pruned => "pruned",
+            Self::Adopted => "adopted",
         }
     }
 }
@@ -401,6 +490,37 @@ pub fn plan(
     })
 }
 
+/// A seed's body without the entries whose keys the file already assigns where it goes;
+/// `None` when that leaves no entry.
+fn seed_body(
+    doc: &Document<'_>,
+    syntax: &dyn Syntax,
+    offset: usize,
+    body: &[u8],
+) -> Option<Vec<u8>> {
+    let Some(entries) = syntax.entries(body) else {
+        return Some(body.to_vec());
+    };
+    if entries.is_empty() {
+        return Some(body.to_vec());
+    }
+    let assigned: BTreeSet<String> = syntax.assigned(doc, offset).into_iter().collect();
+    let kept: Vec<&(String, Span)> = entries
+        .iter()
+        .filter(|(k, _)| !assigned.contains(k))
+        .collect();
+    if kept.is_empty() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(body.len());
+    for (_, span) in &kept {
+        out.extend_from_slice(span.of(body));
+    }
+    let tail = entries.last().map_or(0, |(_, s)| s.end);
+    out.extend_from_slice(&body[tail..]);
+    Some(out)
+}
+
 /// Inserts one pending region into `bytes`: its place is found in the file as it is now
 /// (the regions and containers inserted before it included); a missing container is made
 /// first, as plain structure.
@@ -435,7 +555,33 @@ fn insert_pending(
         if let Some((pre, post)) = &placement.wrap {
             body = [pre.as_slice(), &body, post].concat();
         }
-        q.insert(&item.desired, &body, placement.offset);
+        let adopted = adoptable(&cur, &item.desired.id, &opts.adopt);
+        let offset = adopted.first().map_or(placement.offset, |s| s.start);
+        if opts.seeds.contains(&item.desired.id) {
+            // A default never duplicates a key the user already assigns there.
+            match seed_body(&cur, syntax, offset, &body) {
+                Some(b) => body = b,
+                None => {
+                    q.outcome(&item.desired.id, Action::Unchanged, None);
+                    if let Some(o) = q.outcomes.pop() {
+                        done(o, item.seq, Vec::new());
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        q.insert(&item.desired, &body, offset);
+        if !adopted.is_empty() {
+            for span in adopted {
+                q.splices.push(Splice {
+                    span,
+                    text: Vec::new(),
+                });
+            }
+            if let Some(o) = q.outcomes.last_mut() {
+                o.action = Action::Adopted;
+            }
+        }
         let mut new = apply(cur.src, &mut q.splices)?;
         validate(&cur, syntax, &new, &q.expected, opts)?;
         let outcome = q.outcomes.pop();
@@ -784,6 +930,15 @@ impl<'d, 'a> Planner<'d, 'a> {
             });
             return Ok(());
         };
+        if self.opts.seeds.contains(&d.id) {
+            // Written once; the user's from then on.
+            self.outcome(
+                &d.id,
+                Action::Unchanged,
+                Some((r.begin.line_no, r.end.line_no)),
+            );
+            return Ok(());
+        }
         let r = r.clone();
         let body = match rewrap.and_then(|at| self.syntax.rewrap(self.doc, &r, at, &body)) {
             Some(wrapped) => wrapped,
@@ -1027,7 +1182,11 @@ impl<'d, 'a> Planner<'d, 'a> {
             .doc
             .regions
             .iter()
-            .filter(|r| owners.contains(&r.id.owner) && !wanted.contains(&r.id))
+            .filter(|r| {
+                owners.contains(&r.id.owner)
+                    && !wanted.contains(&r.id)
+                    && !self.opts.seeds.contains(&r.id)
+            })
             .map(|r| r.id.clone())
             .collect();
         for id in obsolete {

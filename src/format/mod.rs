@@ -79,6 +79,20 @@ pub trait Syntax: Lexer {
         None
     }
 
+    /// The entries of a body (env keys, TOML keys, JSONC members): each its key and its
+    /// bytes (the comments and blank lines above it included), covering the body from its
+    /// start to the end of its last entry. `None` for formats whose bodies are lines
+    /// (shell): seeds keep every line, and a merge goes by lines.
+    fn entries(&self, _body: &[u8]) -> Option<Vec<(String, Span)>> {
+        None
+    }
+
+    /// The keys the file assigns outside regions in the container a region at `offset`
+    /// would be in (the env file, the TOML table, the JSONC object).
+    fn assigned(&self, _doc: &Document<'_>, _offset: usize) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Splices that take away a container made by an insertion ([`Placement::created`])
     /// when it is otherwise empty and as it was made; empty when it must stay.
     fn remove_created(&self, _doc: &Document<'_>, _created: &Created) -> Vec<(Span, Vec<u8>)> {
@@ -185,7 +199,54 @@ impl Lexer for Env {
     }
 }
 
-impl Syntax for Env {}
+impl Syntax for Env {
+    fn entries(&self, body: &[u8]) -> Option<Vec<(String, Span)>> {
+        let lexed = env::lex(body);
+        let starts: Vec<(String, usize)> = lexed
+            .keys
+            .iter()
+            .map(|k| {
+                (
+                    String::from_utf8_lossy(k.name.of(body)).into_owned(),
+                    k.name.start,
+                )
+            })
+            .collect();
+        Some(line_entries(body, &starts, &lexed))
+    }
+
+    fn assigned(&self, doc: &Document<'_>, _offset: usize) -> Vec<String> {
+        doc.lexed
+            .keys
+            .iter()
+            .filter(|k| doc.region_at(k.name.start).is_none())
+            .map(|k| String::from_utf8_lossy(k.name.of(doc.src)).into_owned())
+            .collect()
+    }
+}
+
+/// Entries of a line-based body whose keys start at `starts` (in order): each from the end
+/// of the one before to the end of its statement's line (past lines that continue it).
+pub(crate) fn line_entries(
+    body: &[u8],
+    starts: &[(String, usize)],
+    lexed: &Lexed,
+) -> Vec<(String, Span)> {
+    let mut out = Vec::with_capacity(starts.len());
+    let mut from = 0;
+    for (key, start) in starts {
+        let mut end = crate::lines::line_end(body, *start);
+        while end < body.len() && lexed.is_inner(end) {
+            end = crate::lines::line_end(body, end);
+        }
+        if end <= from {
+            continue;
+        }
+        out.push((key.clone(), Span::new(from, end)));
+        from = end;
+    }
+    out
+}
 
 impl Format {
     /// Every format, for help texts.

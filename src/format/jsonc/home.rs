@@ -358,3 +358,53 @@ pub(super) fn remove_created(doc: &Document<'_>, created: &Created) -> Vec<(Span
     }
     out
 }
+
+/// The members of a body, each with the comments above it (see
+/// [`crate::format::Syntax::entries`]); `None` when the body is not a list of members.
+pub(super) fn entries(body: &[u8]) -> Option<Vec<(String, Span)>> {
+    let wrapped = [b"{\n".as_slice(), body, b"\n}"].concat();
+    let s = scan::scan(
+        &wrapped,
+        Want {
+            structure: true,
+            strict: true,
+            members: Members::UpTo(1),
+            ..Want::default()
+        },
+    );
+    if s.error.is_some() {
+        return None;
+    }
+    let root = s.containers.first()?.members.first()?.child?;
+    let c = s.containers.get(root as usize)?;
+    if c.kind != Kind::Object {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut from = 0;
+    for m in &c.members {
+        let key = m.key.and_then(|k| decode_key(k.of(&wrapped)))?;
+        let last = m.comma.map_or(m.end, |k| k + 1);
+        let end = line_end(&wrapped, last).saturating_sub(2).min(body.len());
+        if end <= from {
+            continue;
+        }
+        out.push((key, Span::new(from, end)));
+        from = end;
+    }
+    Some(out)
+}
+
+/// The keys of the object a region at `offset` would be in, outside regions.
+pub(super) fn assigned(doc: &Document<'_>, offset: usize) -> Vec<String> {
+    let view = View::at_offset(doc, offset);
+    let src = doc.src;
+    let id = view.container_at(offset);
+    view.container(id).map_or_else(Vec::new, |c| {
+        c.members
+            .iter()
+            .filter(|m| doc.region_at(m.start).is_none())
+            .filter_map(|m| m.key.and_then(|k| decode_key(k.of(src))))
+            .collect()
+    })
+}

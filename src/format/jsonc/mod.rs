@@ -75,6 +75,14 @@ impl Syntax for Jsonc {
         home::remove_created(doc, created)
     }
 
+    fn entries(&self, body: &[u8]) -> Option<Vec<(String, Span)>> {
+        home::entries(body)
+    }
+
+    fn assigned(&self, doc: &Document<'_>, offset: usize) -> Vec<String> {
+        home::assigned(doc, offset)
+    }
+
     fn place(
         &self,
         doc: &Document<'_>,

@@ -71,6 +71,35 @@ impl Syntax for Toml {
     fn remove_created(&self, doc: &Document<'_>, created: &Created) -> Vec<(Span, Vec<u8>)> {
         home::remove_created(doc, &scan_of(doc), created)
     }
+    fn entries(&self, body: &[u8]) -> Option<Vec<(String, Span)>> {
+        let s = lexer::scan(body);
+        if !s.headers.is_empty() {
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut from = 0;
+        for st in s.stmts.iter().filter(|st| st.header.is_none()) {
+            if st.end <= from {
+                continue;
+            }
+            out.push((key_name(st.key.of(body)), Span::new(from, st.end)));
+            from = st.end;
+        }
+        Some(out)
+    }
+    fn assigned(&self, doc: &Document<'_>, offset: usize) -> Vec<String> {
+        let s = scan_of(doc);
+        let table = s
+            .headers
+            .iter()
+            .rposition(|h| h.line.start < offset)
+            .and_then(|h| u32::try_from(h).ok());
+        s.stmts
+            .iter()
+            .filter(|st| st.header == table && doc.region_at(st.key.start).is_none())
+            .map(|st| key_name(st.key.of(doc.src)))
+            .collect()
+    }
     fn fit_insert(&self, doc: &Document<'_>, offset: usize, body: &[u8]) -> Fitted {
         place::fit_insert(doc, offset, body)
     }
@@ -87,6 +116,24 @@ impl Syntax for Toml {
     fn validate(&self, old: &Document<'_>, new: &Document<'_>) -> Result<(), String> {
         validate::validate(old, &scan_of(old), new, &scan_of(new))
     }
+}
+
+/// A key as written, without the spaces around its dots (`a . b` is `a.b`).
+fn key_name(raw: &[u8]) -> String {
+    let text = String::from_utf8_lossy(raw);
+    let mut out = String::with_capacity(text.len());
+    let mut quote: Option<char> = None;
+    for c in text.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if c == ' ' || c == '\t' => continue,
+            None => {}
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The TOML scan of a parsed document: the one its lexing made, or (for a document built
