@@ -996,7 +996,22 @@ impl<'d, 'a> Planner<'d, 'a> {
             .bases
             .get(recorded)
             .filter(|b| hash::matches(recorded, &self.syntax.normalize(b)));
-        let why = match base.map(|b| merge3(b, &current, &theirs)) {
+        let mut kept_keys = Vec::new();
+        let result = base.map(|b| match merge_entries(self.syntax, b, &current, &theirs) {
+            Some((merged, keys)) => {
+                kept_keys = keys;
+                Ok(merged)
+            }
+            None => merge3(b, &current, &theirs),
+        });
+        for key in kept_keys {
+            self.warnings.push(Warning::KeyKept {
+                id: d.id.clone(),
+                line: r.begin.line_no,
+                key,
+            });
+        }
+        let why = match result {
             None => MergeFailure::NoBase {
                 hash: recorded.to_owned(),
             },
@@ -1214,6 +1229,84 @@ impl<'d, 'a> Planner<'d, 'a> {
             o.eof_break = eof_break;
         }
     }
+}
+
+/// A three-way merge by entry (env keys, TOML keys, JSONC members) for formats that cut
+/// bodies into entries: a key changed on one side takes that side's entry; a key changed on
+/// both (a real conflict) keeps the user's entry, and is named in the second value; every
+/// other change of the template arrives. `None` when a body is not made of entries or
+/// repeats a key.
+fn merge_entries(
+    syntax: &dyn Syntax,
+    base: &[u8],
+    ours: &[u8],
+    theirs: &[u8],
+) -> Option<(Vec<u8>, Vec<String>)> {
+    type Cut = Vec<(String, Span)>;
+    fn map<'b>(body: &'b [u8], cut: &'b Cut) -> Option<BTreeMap<&'b str, &'b [u8]>> {
+        let m: BTreeMap<&str, &[u8]> = cut.iter().map(|(k, s)| (k.as_str(), s.of(body))).collect();
+        (m.len() == cut.len()).then_some(m)
+    }
+    let (cb, co, ct) = (
+        syntax.entries(base)?,
+        syntax.entries(ours)?,
+        syntax.entries(theirs)?,
+    );
+    let (mb, mo, mt) = (map(base, &cb)?, map(ours, &co)?, map(theirs, &ct)?);
+    let same = |a: &[u8], b: &[u8]| syntax.normalize(a) == syntax.normalize(b);
+    let mut out: Vec<(&str, &[u8])> = Vec::new();
+    let mut kept = Vec::new();
+    for (k, span) in &co {
+        let o = span.of(ours);
+        let (b, t) = (mb.get(k.as_str()).copied(), mt.get(k.as_str()).copied());
+        let take = match (b, t) {
+            (None, None) => Some(o),
+            (Some(b), None) if same(o, b) => None,
+            (None, Some(t)) if same(o, t) => Some(o),
+            (Some(b), Some(t)) if same(o, t) || same(t, b) => Some(o),
+            (Some(b), Some(t)) if same(o, b) => Some(t),
+            _ => {
+                kept.push(k.clone());
+                Some(o)
+            }
+        };
+        if let Some(text) = take {
+            out.push((k.as_str(), text));
+        }
+    }
+    for (i, (k, span)) in ct.iter().enumerate() {
+        if mo.contains_key(k.as_str()) {
+            continue;
+        }
+        let t = span.of(theirs);
+        match mb.get(k.as_str()) {
+            // Deleted by the user, unchanged by the template: stays deleted.
+            Some(b) if same(b, t) => continue,
+            Some(_) => {
+                kept.push(k.clone());
+                continue;
+            }
+            None => {}
+        }
+        // New in the template: after the nearest key before it there.
+        let at = ct[..i]
+            .iter()
+            .rev()
+            .find_map(|(p, _)| out.iter().position(|(q, _)| *q == p.as_str()))
+            .map_or(0, |p| p + 1);
+        out.insert(at, (k.as_str(), t));
+    }
+    let tail = |body: &'_ [u8], cut: &Cut| cut.last().map_or(0, |(_, s)| s.end).min(body.len());
+    let (tb, to, tt) = (
+        &base[tail(base, &cb)..],
+        &ours[tail(ours, &co)..],
+        &theirs[tail(theirs, &ct)..],
+    );
+    let mut parts: Vec<&[u8]> = out.iter().map(|(_, t)| *t).collect();
+    let mut merged = syntax.join_entries(&parts);
+    parts.clear();
+    merged.extend_from_slice(if to == tb { tt } else { to });
+    Some((merged, kept))
 }
 
 /// One side's change to the base: base lines `start..end` become `lines`.

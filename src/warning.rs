@@ -46,6 +46,16 @@ pub enum Warning {
         /// removal was asked for.
         pruning: bool,
     },
+    /// A merge by key kept the user's value of one key that the template changed too; the
+    /// rest of the update was merged.
+    KeyKept {
+        /// The region.
+        id: Identity,
+        /// Its BEGIN line.
+        line: usize,
+        /// The key.
+        key: String,
+    },
     /// The file is written, but the state store (merge bases, regions written) could not be
     /// updated.
     StateNotSaved {
@@ -76,7 +86,8 @@ impl Warning {
             Self::DeletedByHand { id, .. }
             | Self::KeptDrifted { id, .. }
             | Self::NotMerged { id, .. }
-            | Self::NotRemoved { id, .. } => Some(id),
+            | Self::NotRemoved { id, .. }
+            | Self::KeyKept { id, .. } => Some(id),
             Self::StateNotSaved { .. } => None,
         }
     }
@@ -130,6 +141,11 @@ impl fmt::Display for Warning {
                 } else {
                     ""
                 }
+            ),
+            Self::KeyKept { id, line, key } => write!(
+                f,
+                "line {line}: region \"{id}\": `{key}` was changed by hand and by the template; \
+                 your value is kept, the rest of the update is merged"
             ),
             Self::StateNotSaved { reason } => write!(
                 f,

@@ -87,6 +87,12 @@ pub trait Syntax: Lexer {
         None
     }
 
+    /// A body made of entries (as [`Syntax::entries`] cuts them) in a new order: JSONC
+    /// gives every entry but the last its comma.
+    fn join_entries(&self, entries: &[&[u8]]) -> Vec<u8> {
+        entries.concat()
+    }
+
     /// The keys the file assigns outside regions in the container a region at `offset`
     /// would be in (the env file, the TOML table, the JSONC object).
     fn assigned(&self, _doc: &Document<'_>, _offset: usize) -> Vec<String> {

@@ -79,6 +79,19 @@ impl Syntax for Jsonc {
         home::entries(body)
     }
 
+    fn join_entries(&self, entries: &[&[u8]]) -> Vec<u8> {
+        let n = entries.len();
+        let mut out = Vec::new();
+        for (i, e) in entries.iter().enumerate() {
+            if i + 1 < n {
+                out.extend_from_slice(&layout::fix_commas(e, true, true));
+            } else {
+                out.extend_from_slice(e);
+            }
+        }
+        out
+    }
+
     fn assigned(&self, doc: &Document<'_>, offset: usize) -> Vec<String> {
         home::assigned(doc, offset)
     }
