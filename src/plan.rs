@@ -475,8 +475,17 @@ pub fn plan(
             dropped.push(c);
         }
         if !dropped.is_empty() {
+            // Checked on its own: the structure taken away is no user's, so comparing with
+            // the file before (TOML's scope check) would only see headers go.
             let after = Document::parse_with(&new, syntax, opts.foreign.as_ref());
-            syntax.validate(doc, &after).map_err(PlanError::Invalid)?;
+            syntax
+                .validate(&after, &after)
+                .map_err(PlanError::Invalid)?;
+            if after.problems.iter().any(|p| p.kind.blocks()) {
+                return Err(PlanError::Invalid(
+                    "taking away an empty container would damage the file".to_owned(),
+                ));
+            }
         }
     }
     let mut order: Vec<(usize, Outcome)> = seqs.into_iter().zip(outcomes).collect();

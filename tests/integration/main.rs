@@ -13,3 +13,4 @@ mod samples;
 mod toml;
 mod toml_plan;
 mod util;
+mod zylos;

@@ -227,7 +227,7 @@ pub(super) fn remove_created(
     if created.blank_after && end < limit {
         end = line_end(src, end);
     }
-    if created.blank_before && end == src.len() && start > 0 {
+    if created.blank_before && start > 0 {
         let prev = line_start(src, start - 1);
         if trim(&src[prev..start]).is_empty() {
             start = prev;
