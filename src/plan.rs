@@ -367,6 +367,9 @@ struct Planner<'d, 'a> {
     seqs: Vec<usize>,
     /// Regions to insert once the updates and removals are made, one at a time.
     pending: Vec<Pending>,
+    /// Regions to remove once the updates are made, one at a time: the order, the region,
+    /// the action to report, and whether to report it (not for a region that moves).
+    removals: Vec<(usize, Identity, Action, bool)>,
 }
 
 /// A region to insert, and how its place is found.
@@ -374,6 +377,8 @@ struct Pending {
     seq: usize,
     desired: Desired,
     how: How,
+    /// The lines of the region when it is moved from another container.
+    moved: Option<(usize, usize)>,
 }
 
 enum How {
@@ -416,7 +421,7 @@ pub fn plan(
                 p.check_body(d)?;
                 p.set(d, How::At(opts.at.clone()), Some(&opts.at))?;
             }
-            Op::Remove(id) => p.remove(id, Action::Removed),
+            Op::Remove(id) => p.remove(id, Action::Removed, false),
             Op::Sync {
                 regions,
                 owners,
@@ -434,8 +439,37 @@ pub fn plan(
         mut expected,
         mut seqs,
         pending,
+        removals,
         ..
     } = p;
+    for (seq, id, action, silent) in removals {
+        let lines = doc.region(&id).map(|r| (r.begin.line_no, r.end.line_no));
+        let cur = Document::parse_with(&new, syntax, opts.foreign.as_ref());
+        let mut q = Planner::new(&cur, syntax, opts);
+        q.seq = seq;
+        q.remove_now(&id, action);
+        let next = apply(cur.src, &mut q.splices)?;
+        validate(&cur, syntax, &next, &q.expected, opts)?;
+        if !q.expected.contains(&id) {
+            expected.remove(&id);
+        }
+        if !silent {
+            for mut o in q.outcomes {
+                o.old_lines = lines;
+                outcomes.push(o);
+                seqs.push(seq);
+            }
+            for mut w in q.warnings {
+                // Lines as read, like every other warning's.
+                if let (Warning::NotRemoved { line, .. }, Some((begin, _))) = (&mut w, lines) {
+                    *line = begin;
+                }
+                warnings.push(w);
+            }
+        }
+        drop(cur);
+        new = next;
+    }
     let mut created = Vec::new();
     for item in pending {
         insert_pending(
@@ -497,6 +531,16 @@ pub fn plan(
         created,
         dropped,
     })
+}
+
+/// True when two homes name the same container.
+fn same_home(a: &Home, b: &Home) -> bool {
+    a.top == b.top
+        && a.path.len() == b.path.len()
+        && a.path
+            .iter()
+            .zip(&b.path)
+            .all(|(x, y)| x.key == y.key && x.array == y.array)
 }
 
 /// A seed's body without the entries whose keys the file already assigns where it goes;
@@ -590,6 +634,12 @@ fn insert_pending(
             if let Some(o) = q.outcomes.last_mut() {
                 o.action = Action::Adopted;
             }
+        }
+        if let Some(lines) = item.moved
+            && let Some(o) = q.outcomes.last_mut()
+        {
+            o.action = Action::Updated;
+            o.old_lines = Some(lines);
         }
         let mut new = apply(cur.src, &mut q.splices)?;
         validate(&cur, syntax, &new, &q.expected, opts)?;
@@ -712,6 +762,7 @@ impl<'d, 'a> Planner<'d, 'a> {
             seq: 0,
             seqs: Vec::new(),
             pending: Vec::new(),
+            removals: Vec::new(),
         }
     }
 
@@ -936,6 +987,7 @@ impl<'d, 'a> Planner<'d, 'a> {
                 seq: self.seq,
                 desired: d.clone(),
                 how,
+                moved: None,
             });
             return Ok(());
         };
@@ -1125,7 +1177,15 @@ impl<'d, 'a> Planner<'d, 'a> {
         self.record_written(&fitted.body, eof_break);
     }
 
-    fn remove(&mut self, id: &Identity, action: Action) {
+    /// Queues the removal of `id`: removals are made one at a time once the updates are
+    /// made, so that the commas and containers around each fit what is left.
+    fn remove(&mut self, id: &Identity, action: Action, silent: bool) {
+        if self.doc.region(id).is_some() {
+            self.removals.push((self.seq, id.clone(), action, silent));
+        }
+    }
+
+    fn remove_now(&mut self, id: &Identity, action: Action) {
         let Some(r) = self.doc.region(id) else { return };
         let lines = Some((r.begin.line_no, r.end.line_no));
         if r.state != State::Pristine && !(action == Action::Removed && r.state == State::Unhashed)
@@ -1185,6 +1245,28 @@ impl<'d, 'a> Planner<'d, 'a> {
         let ids: Vec<Identity> = regions.iter().map(|d| d.id.clone()).collect();
         for (i, d) in regions.iter().enumerate() {
             self.seq = (self.seq & !0xffff_ffff) | i;
+            // A pristine region the template moved to another container moves with it.
+            if let Some(r) = self.doc.region(&d.id)
+                && r.state == State::Pristine
+                && !self.opts.seeds.contains(&d.id)
+                && let Some((_, want)) = places.iter().find(|(id, _)| id == &d.id)
+                && let Some(have) = self.syntax.home(self.doc, r)
+                && !same_home(&have, want)
+            {
+                let lines = (r.begin.line_no, r.end.line_no);
+                self.remove(&d.id, Action::Pruned, true);
+                self.pending.push(Pending {
+                    seq: self.seq,
+                    desired: d.clone(),
+                    how: How::Sync {
+                        ids: ids.clone(),
+                        index: i,
+                        homes: places.to_vec(),
+                    },
+                    moved: Some(lines),
+                });
+                continue;
+            }
             let how = How::Sync {
                 ids: if self.doc.region(&d.id).is_some() {
                     Vec::new()
@@ -1214,7 +1296,7 @@ impl<'d, 'a> Planner<'d, 'a> {
             .map(|r| r.id.clone())
             .collect();
         for id in obsolete {
-            self.remove(&id, Action::Pruned);
+            self.remove(&id, Action::Pruned, false);
         }
         Ok(())
     }

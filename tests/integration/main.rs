@@ -7,6 +7,7 @@ mod clients;
 mod corrupt;
 mod jsonc;
 mod matrix;
+mod placement_props;
 mod props;
 mod regression;
 mod samples;

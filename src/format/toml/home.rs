@@ -7,7 +7,7 @@ use super::lexer::{self, SEP, Scan};
 use super::place::{
     line_of, plain_path, render_segment, root_keys, table_keys_end, table_limit, trim,
 };
-use crate::document::{Document, Region, line_end, line_start};
+use crate::document::{Document, Region, line_start};
 use crate::format::{Created, Home, Placement, Step};
 use crate::lex::Span;
 use crate::marker::Identity;
@@ -141,10 +141,22 @@ fn create_table(
             after = Some((s.order, above_comments(doc, scan.headers[first].line.start)));
         }
     }
-    let at = match (before, after) {
+    let boundary = match (before, after) {
         (Some((_, at)), _) | (None, Some((_, at))) => at,
         (None, None) => src.len(),
     };
+    // Right after the last line with content before the boundary: the new table gets a
+    // blank line of its own before it, and whatever blank lines were there stay after it,
+    // so that taking the table away again gives the same bytes.
+    let bom = crate::lines::bom_len(src);
+    let mut at = boundary;
+    while at > bom {
+        let ls = line_start(src, at - 1).max(bom);
+        if !trim(&src[ls..at]).is_empty() || doc.lexed.is_inner(ls) {
+            break;
+        }
+        at = ls;
+    }
     let name: Vec<String> = step.key.split(SEP).map(render_segment).collect();
     let name = name.join(".");
     let header = if step.array {
@@ -153,28 +165,19 @@ fn create_table(
         format!("[{name}]")
     };
     let mut text = Vec::new();
-    let bom = crate::lines::bom_len(src);
     let mut created = Created {
         path: header.clone(),
         ..Created::default()
     };
-    if at == src.len() {
-        if at > bom && src[at - 1] != b'\n' {
+    if at > bom {
+        if src[at - 1] != b'\n' {
             text.extend_from_slice(eol);
         }
-        let last = line_start(src, at.saturating_sub(1).max(bom));
-        if at > bom && !trim(&src[last.max(bom)..at]).is_empty() {
-            text.extend_from_slice(eol);
-            created.blank_before = true;
-        }
-        text.extend_from_slice(header.as_bytes());
         text.extend_from_slice(eol);
-    } else {
-        text.extend_from_slice(header.as_bytes());
-        text.extend_from_slice(eol);
-        text.extend_from_slice(eol);
-        created.blank_after = true;
+        created.blank_before = true;
     }
+    text.extend_from_slice(header.as_bytes());
+    text.extend_from_slice(eol);
     Placement {
         offset: at,
         create: vec![(Span::new(at, at), text)],
@@ -223,10 +226,7 @@ pub(super) fn remove_created(
         return Vec::new();
     }
     let mut start = h.line.start;
-    let mut end = h.line.end;
-    if created.blank_after && end < limit {
-        end = line_end(src, end);
-    }
+    let end = h.line.end;
     if created.blank_before && start > 0 {
         let prev = line_start(src, start - 1);
         if trim(&src[prev..start]).is_empty() {
