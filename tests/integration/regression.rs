@@ -75,7 +75,9 @@ fn repeated_set_at_a_new_toml_table_keeps_its_header() {
     set("4");
     let got = read(dir.path(), "t.toml");
     assert!(
-        got.contains("[u]\nz = 4\n") && got.contains("[t]\nb = 2\n"),
+        got.contains("[u]\n# BEGIN MANAGED x hash=")
+            && got.contains("\nz = 4\n")
+            && got.contains("[t]\nb = 2\n"),
         "{got}"
     );
 }

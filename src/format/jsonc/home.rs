@@ -244,7 +244,7 @@ fn make_root(doc: &Document<'_>) -> Placement {
 
 /// Creates the member `step` (an empty object or array) at `offset` of its container, laid
 /// out as a region's member would be.
-fn create_member(
+pub(super) fn create_member(
     view: &View<'_>,
     doc: &Document<'_>,
     offset: usize,

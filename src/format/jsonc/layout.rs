@@ -530,12 +530,19 @@ pub(crate) fn place_pointer(
                 ));
             }
             None => {
+                // A missing object is made as plain structure outside the region, one level
+                // at a time (docs/reconcile.md, containers).
                 let offset = view.edge_offset(doc, id, edge)?;
-                return Ok(Placement {
-                    offset,
-                    wrap: Some(wrap(&tokens[i..], doc.eol)),
-                    ..Placement::default()
-                });
+                let path: Vec<crate::format::Step> = tokens[..=i]
+                    .iter()
+                    .map(|k| crate::format::Step {
+                        key: k.clone(),
+                        ..crate::format::Step::default()
+                    })
+                    .collect();
+                return Ok(super::home::create_member(
+                    view, doc, offset, &path[i], &path,
+                ));
             }
         }
     }

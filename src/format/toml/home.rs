@@ -66,7 +66,7 @@ pub(super) fn place(
         None => None,
         Some(step) => match header_of(scan, &step.key) {
             Some(h) => Some(h),
-            None => return Some(Ok(create_table(doc, scan, step, id, all))),
+            None => return Some(Ok(create_table(doc, scan, step, Some(id), all))),
         },
     };
     let mut before: Option<(u64, usize)> = None;
@@ -108,18 +108,18 @@ pub(super) fn place(
 /// A new header for the table `step`, placed among the tables in template order: after the
 /// section of the nearest table before it that the file has, else above the nearest after
 /// it, else at the end of the file.
-fn create_table(
+pub(super) fn create_table(
     doc: &Document<'_>,
     scan: &Scan,
     step: &Step,
-    id: &Identity,
+    id: Option<&Identity>,
     all: &[(Identity, Home)],
 ) -> Placement {
     let src = doc.src;
     let eol = doc.eol.as_bytes();
     let mut before: Option<(u64, usize)> = None;
     let mut after: Option<(u64, usize)> = None;
-    for (_, other) in all.iter().filter(|(oid, h)| oid != id && !h.top) {
+    for (_, other) in all.iter().filter(|(oid, h)| Some(oid) != id && !h.top) {
         let Some(s) = other.path.first() else {
             continue;
         };

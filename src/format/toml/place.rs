@@ -143,13 +143,13 @@ fn table(doc: &Document<'_>, scan: &Scan, t: &str) -> Result<Placement, String> 
             ..Placement::default()
         });
     }
-    let header: Vec<String> = segs.iter().map(|s| render_segment(s)).collect();
-    let wrap = format!("[{}]{}", header.join("."), doc.eol);
-    Ok(Placement {
-        offset: doc.src.len(),
-        wrap: Some((wrap.into_bytes(), Vec::new())),
-        ..Placement::default()
-    })
+    // A missing table is made as plain structure outside the region, at the end of the
+    // file (docs/reconcile.md, containers).
+    let step = crate::format::Step {
+        key: want,
+        ..crate::format::Step::default()
+    };
+    Ok(super::home::create_table(doc, scan, &step, None, &[]))
 }
 
 /// Where the part of the file governed by `header` (or the root table) stops: the start of
