@@ -1546,6 +1546,94 @@ mod tests {
         })]
     }
 
+    fn syntax(name: &str) -> &'static dyn Syntax {
+        Format::from_name(name).map_or_else(|| panic!("{name}"), Format::syntax)
+    }
+
+    #[test]
+    fn merge_entries_by_key_in_every_entry_format() {
+        let env = syntax("env");
+        let (m, kept) = merge_entries(env, b"A=1\nB=1\n", b"A=2\nB=1\n", b"A=1\nB=3\nC=4\n")
+            .unwrap_or_else(|| panic!("env has entries"));
+        assert_eq!((m.as_slice(), kept.len()), (&b"A=2\nB=3\nC=4\n"[..], 0));
+        // A key changed on both sides keeps the user's value; the rest arrives.
+        let (m, kept) = merge_entries(env, b"A=1\nB=1\n", b"A=2\nB=1\n", b"A=3\nB=4\n")
+            .unwrap_or_else(|| panic!("env has entries"));
+        assert_eq!(m, b"A=2\nB=4\n");
+        assert_eq!(kept, vec!["A".to_owned()]);
+        // The template drops a key the user did not touch; the user drops one it did not
+        // change.
+        let (m, _) = merge_entries(env, b"A=1\nB=1\nC=1\n", b"A=1\nC=1\n", b"B=1\nC=1\n")
+            .unwrap_or_else(|| panic!("env has entries"));
+        assert_eq!(m, b"C=1\n");
+        let toml = syntax("toml");
+        let (m, _) = merge_entries(
+            toml,
+            b"a = 1\nb = 1\n",
+            b"a = 5\nb = 1\n",
+            b"a = 1\nb = 2\n",
+        )
+        .unwrap_or_else(|| panic!("toml has entries"));
+        assert_eq!(m, b"a = 5\nb = 2\n");
+        // A body with a table header is not a list of keys.
+        assert!(merge_entries(toml, b"[t]\na = 1\n", b"[t]\na = 2\n", b"[t]\na = 3\n").is_none());
+        let jsonc = syntax("jsonc");
+        let (m, _) = merge_entries(
+            jsonc,
+            b"\"a\": 1,\n\"b\": 1\n",
+            b"\"a\": 9,\n\"b\": 1\n",
+            b"\"a\": 1,\n\"b\": 2\n\"c\": 3\n",
+        )
+        .map_or((Vec::new(), Vec::new()), |x| x);
+        assert!(
+            m.is_empty(),
+            "the template body lacks a comma: not a list of members"
+        );
+        let (m, _) = merge_entries(
+            jsonc,
+            b"\"a\": 1,\n\"b\": 1\n",
+            b"\"a\": 9,\n\"b\": 1\n",
+            b"\"a\": 1,\n\"b\": 2,\n\"c\": 3\n",
+        )
+        .unwrap_or_else(|| panic!("jsonc has entries"));
+        assert_eq!(m, b"\"a\": 9,\n\"b\": 2,\n\"c\": 3\n");
+        // Shell bodies are lines.
+        assert!(merge_entries(shell(), b"a\n", b"b\n", b"c\n").is_none());
+    }
+
+    #[test]
+    fn adopt_rules_match_whole_lines_outside_regions_and_strings() {
+        assert!(matches!(Adopt::parse("re:("), Err(m) if m.contains("not a valid")));
+        assert!(Adopt::parse("  ").is_err());
+        let rules = vec![(
+            None,
+            Adopt::parse("  old line ").unwrap_or_else(|e| panic!("{e}")),
+        )];
+        let src = b"old line\n  old line  \necho 'x\nold line\n'\n# BEGIN Z MANAGED q\nold line\n# END Z MANAGED q\n";
+        let doc = Document::parse(src, shell());
+        let found = adoptable(&doc, &Identity::new("Z", "a"), &rules);
+        assert_eq!(found, vec![Span::new(0, 9), Span::new(9, 22)]);
+        let other = vec![(
+            Some(Identity::new("Z", "b")),
+            Adopt::Line("old line".into()),
+        )];
+        assert!(adoptable(&doc, &Identity::new("Z", "a"), &other).is_empty());
+    }
+
+    #[test]
+    fn a_seed_leaves_out_the_keys_already_assigned() {
+        let env = syntax("env");
+        let doc = Document::parse(b"B=mine\n", env);
+        let body = seed_body(&doc, env, 7, b"# a\nA=1\n# b\nB=2\n");
+        assert_eq!(body.as_deref(), Some(&b"# a\nA=1\n"[..]));
+        assert_eq!(seed_body(&doc, env, 7, b"B=2\n"), None);
+        let toml = syntax("toml");
+        let doc = Document::parse(b"a = 1\n[t]\nb = 1\n", toml);
+        // At the end of [t]: `b` is taken there, `a` is not (it is the root table's).
+        let body = seed_body(&doc, toml, doc.src.len(), b"a = 2\nb = 2\n");
+        assert_eq!(body.as_deref(), Some(&b"a = 2\n"[..]));
+    }
+
     #[test]
     fn merge3_combines_changes_to_different_lines() {
         let merged = merge3(b"a\nb\nc\n", b"A\nb\nc\n", b"a\nb\nC\n");

@@ -13,5 +13,6 @@ mod regression;
 mod samples;
 mod toml;
 mod toml_plan;
+mod upgrade;
 mod util;
 mod zylos;
