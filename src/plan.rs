@@ -444,12 +444,18 @@ pub fn plan(
     } = p;
     for (seq, id, action, silent) in removals {
         let lines = doc.region(&id).map(|r| (r.begin.line_no, r.end.line_no));
-        let cur = Document::parse_with(&new, syntax, opts.foreign.as_ref());
-        let mut q = Planner::new(&cur, syntax, opts);
+        let parsed;
+        let cur: &Document<'_> = if new == doc.src {
+            doc
+        } else {
+            parsed = Document::parse_with(&new, syntax, opts.foreign.as_ref());
+            &parsed
+        };
+        let mut q = Planner::new(cur, syntax, opts);
         q.seq = seq;
         q.remove_now(&id, action);
         let next = apply(cur.src, &mut q.splices)?;
-        validate(&cur, syntax, &next, &q.expected, opts)?;
+        validate(cur, syntax, &next, &q.expected, opts)?;
         if !q.expected.contains(&id) {
             expected.remove(&id);
         }
@@ -467,13 +473,14 @@ pub fn plan(
                 warnings.push(w);
             }
         }
-        drop(cur);
         new = next;
     }
     let mut created = Vec::new();
     for item in pending {
+        let unchanged = (new == doc.src).then_some(doc);
         insert_pending(
             &mut new,
+            unchanged,
             syntax,
             opts,
             item,
@@ -579,6 +586,7 @@ fn seed_body(
 /// first, as plain structure.
 fn insert_pending(
     bytes: &mut Vec<u8>,
+    mut parsed: Option<&Document<'_>>,
     syntax: &dyn Syntax,
     opts: &Options,
     item: Pending,
@@ -587,8 +595,16 @@ fn insert_pending(
 ) -> Result<(), PlanError> {
     // Each round makes one missing container; a path is never deeper than this.
     for _ in 0..64 {
-        let cur = Document::parse_with(bytes, syntax, opts.foreign.as_ref());
-        let mut q = Planner::new(&cur, syntax, opts);
+        // The document already parsed when these are still its bytes (a single `set`).
+        let fresh;
+        let cur: &Document<'_> = match parsed.take() {
+            Some(d) => d,
+            None => {
+                fresh = Document::parse_with(bytes, syntax, opts.foreign.as_ref());
+                &fresh
+            }
+        };
+        let mut q = Planner::new(cur, syntax, opts);
         let body = q.render_body(&item.desired.body);
         let placement = match &item.how {
             How::At(at) => q.place(at, &body)?,
@@ -608,11 +624,11 @@ fn insert_pending(
         if let Some((pre, post)) = &placement.wrap {
             body = [pre.as_slice(), &body, post].concat();
         }
-        let adopted = adoptable(&cur, &item.desired.id, &opts.adopt);
+        let adopted = adoptable(cur, &item.desired.id, &opts.adopt);
         let offset = adopted.first().map_or(placement.offset, |s| s.start);
         if opts.seeds.contains(&item.desired.id) {
             // A default never duplicates a key the user already assigns there.
-            match seed_body(&cur, syntax, offset, &body) {
+            match seed_body(cur, syntax, offset, &body) {
                 Some(b) => body = b,
                 None => {
                     q.outcome(&item.desired.id, Action::Unchanged, None);
@@ -642,11 +658,10 @@ fn insert_pending(
             o.old_lines = Some(lines);
         }
         let mut new = apply(cur.src, &mut q.splices)?;
-        validate(&cur, syntax, &new, &q.expected, opts)?;
+        validate(cur, syntax, &new, &q.expected, opts)?;
         let outcome = q.outcomes.pop();
         let warnings = std::mem::take(&mut q.warnings);
         drop(q);
-        drop(cur);
         std::mem::swap(bytes, &mut new);
         if let Some(o) = outcome {
             done(o, item.seq, warnings);
