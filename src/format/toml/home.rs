@@ -65,6 +65,18 @@ pub(super) fn place(
     let table = match home.path.first() {
         None => None,
         Some(step) => match header_of(scan, &step.key) {
+            Some(h) if scan.headers[h].array != step.array => {
+                let what = |a: bool| if a { "an array of tables" } else { "a table" };
+                return Some(Err(format!(
+                    "line {}: `{}` is {} here, but {} in the template (its line {}); make \
+                     them the same kind",
+                    line_of(doc.src, scan.headers[h].line.start),
+                    String::from_utf8_lossy(trim(scan.headers[h].line.of(doc.src))),
+                    what(scan.headers[h].array),
+                    what(step.array),
+                    step.line
+                )));
+            }
             Some(h) => Some(h),
             None => return Some(Ok(create_table(doc, scan, step, Some(id), all))),
         },
