@@ -65,7 +65,7 @@ pub trait Syntax: Lexer {
     /// synced (`all`, its own included): its container, after the
     /// nearest item that precedes it in the template and that `doc` has there, else before
     /// the nearest that follows, else at the container's default place. A missing container
-    /// comes back as [`Placement::create`]. `None` leaves the region to the command's
+    /// comes back as `Placement::create`. `None` leaves the region to the command's
     /// position.
     ///
     /// # Errors
@@ -99,7 +99,7 @@ pub trait Syntax: Lexer {
         Vec::new()
     }
 
-    /// Splices that take away a container made by an insertion ([`Placement::created`])
+    /// Splices that take away a container made by an insertion (`Placement::created`)
     /// when it is otherwise empty and as it was made; empty when it must stay.
     fn remove_created(&self, _doc: &Document<'_>, _created: &Created) -> Vec<(Span, Vec<u8>)> {
         Vec::new()
