@@ -475,6 +475,34 @@ pub fn plan(
         }
         new = next;
     }
+    // Lines an older installer wrote again beside a region that is already there: they
+    // go, and the region reports them adopted (a region inserted now adopts them below).
+    if !opts.adopt.is_empty() && pending.is_empty() {
+        let mut order: Vec<usize> = (0..outcomes.len()).collect();
+        order.sort_by_key(|&i| seqs[i]);
+        for i in order {
+            if !matches!(outcomes[i].action, Action::Unchanged | Action::Updated) {
+                continue;
+            }
+            let cur = Document::parse_with(&new, syntax, opts.foreign.as_ref());
+            let lines = adoptable(&cur, &outcomes[i].id, &opts.adopt);
+            if lines.is_empty() {
+                continue;
+            }
+            let mut splices: Vec<Splice> = lines
+                .into_iter()
+                .map(|span| Splice {
+                    span,
+                    text: Vec::new(),
+                })
+                .collect();
+            let next = apply(&new, &mut splices)?;
+            validate(&cur, syntax, &next, &expected, opts)?;
+            drop(cur);
+            new = next;
+            outcomes[i].action = Action::Adopted;
+        }
+    }
     let mut created = Vec::new();
     for item in pending {
         let unchanged = (new == doc.src).then_some(doc);

@@ -241,3 +241,36 @@ fn a_container_of_another_kind_is_an_error_and_nothing_is_written() {
     );
     assert_eq!(read(d, "s.jsonc"), src);
 }
+
+#[test]
+fn lines_an_old_installer_writes_again_are_adopted_by_the_region_already_there() {
+    let dir = tempfile::tempdir().expect("dir");
+    let d = dir.path();
+    let region = "# BEGIN ZYLOS MANAGED bin-path hash=20f9a43af95e\nexport PATH=\"$HOME/zylos/bin:$PATH\"\n# END ZYLOS MANAGED bin-path\n";
+    write(
+        d,
+        ".bashrc",
+        &format!("a\n{region}# zylos-managed: bin PATH\nexport PATH=\"$HOME/zylos/bin:$PATH\"\n"),
+    );
+    let args = [
+        "set",
+        ".bashrc",
+        "--owner",
+        "ZYLOS",
+        "--name",
+        "bin-path",
+        "--content",
+        "export PATH=\"$HOME/zylos/bin:$PATH\"",
+        "--adopt",
+        "# zylos-managed: bin PATH",
+        "--adopt",
+        r#"re:^export PATH=".*/zylos/bin:\$PATH"$"#,
+        "--json",
+    ];
+    let o = run(d, &args);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(json(&o)["files"][0]["regions"][0]["action"], "adopted");
+    assert_eq!(read(d, ".bashrc"), format!("a\n{region}"));
+    let o = run(d, &args);
+    assert_eq!(json(&o)["files"][0]["changed"], false);
+}
