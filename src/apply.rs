@@ -80,6 +80,11 @@ pub struct Entry {
     pub keys: Vec<String>,
     /// `prune_adopted` (strict JSON).
     pub prune_adopted: Option<bool>,
+    /// `adopt`: lines an older installer wrote, which the region (a `[[block]]`) or the
+    /// first region the template inserts (a `[[file]]`) takes the place of.
+    pub adopt: Vec<String>,
+    /// `seed`: the names of the write-once regions (`[[block]]`: its own name when true).
+    pub seeds: Vec<String>,
 }
 
 /// What an entry asks for.
@@ -110,6 +115,8 @@ const FILE_KEYS: &[&str] = &[
     "at",
     "create",
     "on_drift",
+    "adopt",
+    "seed",
     "keys",
     "prune_adopted",
 ];
@@ -123,6 +130,8 @@ const BLOCK_KEYS: &[&str] = &[
     "at",
     "create",
     "on_drift",
+    "adopt",
+    "seed",
 ];
 
 impl Manifest {
@@ -378,7 +387,56 @@ impl EntryCx<'_> {
                 )
             })?),
         };
+        let adopt = match self.table.get("adopt") {
+            None => Vec::new(),
+            Some(v) => {
+                let bad = || {
+                    self.err(
+                        Some("adopt"),
+                        "`adopt` must be an array of strings".to_owned(),
+                    )
+                };
+                let arr = v.as_array().ok_or_else(bad)?;
+                let mut out = Vec::new();
+                for item in arr {
+                    let a = item.as_str().ok_or_else(bad)?;
+                    crate::plan::Adopt::parse(a)
+                        .map_err(|e| self.err(Some("adopt"), format!("`adopt`: {e}")))?;
+                    out.push(a.to_owned());
+                }
+                out
+            }
+        };
+        let seeds = match (self.table.get("seed"), &what) {
+            (None, _) => Vec::new(),
+            (Some(v), What::Block { name, .. }) => match v.as_bool() {
+                Some(true) => vec![name.clone()],
+                Some(false) => Vec::new(),
+                None => {
+                    return Err(self.err(
+                        Some("seed"),
+                        "`seed` on a [[block]] must be true or false".to_owned(),
+                    ));
+                }
+            },
+            (Some(v), What::Template { .. }) => {
+                let bad = || {
+                    self.err(
+                        Some("seed"),
+                        "`seed` on a [[file]] must be an array of region names".to_owned(),
+                    )
+                };
+                let arr = v.as_array().ok_or_else(bad)?;
+                let mut out = Vec::new();
+                for item in arr {
+                    out.push(item.as_str().ok_or_else(bad)?.to_owned());
+                }
+                out
+            }
+        };
         Ok(Entry {
+            adopt,
+            seeds,
             line: self.header.map_or(1, |o| self.lines.line_of(o)),
             path,
             what,
@@ -529,6 +587,7 @@ impl Job<'_> {
         let mut owners = BTreeSet::new();
         let mut places = Vec::new();
         let mut any_template = false;
+        let mut templates = 0usize;
         for e in &self.target.entries {
             let desired = match &e.what {
                 What::Template { path, bytes } => {
@@ -543,8 +602,10 @@ impl Job<'_> {
                     {
                         found.extend(regions);
                         owners.extend(o);
-                        places.extend(p);
+                        let index = templates;
+                        places.extend(p.into_iter().map(|(id, h)| (id, h.in_template(index))));
                     }
+                    templates += 1;
                     found
                 }
                 What::Block { name, body } => vec![Desired {
@@ -686,6 +747,24 @@ fn target_config(
     }
     if let Some(p) = agree(t, manifest, "prune_adopted", |e| e.prune_adopted)? {
         cfg.entries.prune_adopted = p;
+    }
+    for e in &t.entries {
+        let region = match &e.what {
+            What::Block { name, .. } => Some(Identity::new(&e.owner, name)),
+            What::Template { .. } => None,
+        };
+        for a in &e.adopt {
+            let rule = crate::plan::Adopt::parse(a).map_err(|m| format!("`adopt`: {m}"))?;
+            cfg.plan.adopt.push((region.clone(), rule));
+        }
+        for name in &e.seeds {
+            // Strict JSON seeds are pointers; marker formats' seeds are region names.
+            if name.starts_with('/') {
+                cfg.entries.seeds.push(name.clone());
+            } else {
+                cfg.plan.seeds.insert(Identity::new(&e.owner, name));
+            }
+        }
     }
     Ok(cfg)
 }

@@ -283,6 +283,10 @@ struct PlaceArgs {
     /// Write even when the edit creates a duplicate key in a JSONC object or TOML table.
     #[arg(long)]
     force: bool,
+    /// A line an older installer wrote without markers (`re:REGEX` for a pattern): the
+    /// inserted region takes its place and it goes. Repeatable.
+    #[arg(long, value_name = "TEXT")]
+    adopt: Vec<String>,
 }
 
 /// What happens to regions edited by hand.
@@ -1030,6 +1034,12 @@ fn config(parts: &Parts<'_>) -> Result<EditOptions, String> {
         opts.plan.hash = !p.no_hash;
         opts.plan.force = p.force;
         opts.create = !p.no_create;
+        opts.plan.adopt = p
+            .adopt
+            .iter()
+            .map(|a| demarcate::Adopt::parse(a).map(|a| (None, a)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("--adopt {e}"))?;
     }
     if let Some(d) = parts.drift {
         opts.plan.on_drift = match d.on_drift {

@@ -664,7 +664,8 @@ pub(crate) fn template_op_from(
     let places = doc
         .regions
         .iter()
-        .filter_map(|r| f.syntax().template_at(&doc, r).map(|at| (r.id.clone(), at)))
+        .filter(|r| owner.is_none_or(|o| r.id.owner == o))
+        .filter_map(|r| f.syntax().home(&doc, r).map(|h| (r.id.clone(), h)))
         .collect();
     Ok(Op::Sync {
         regions,
@@ -763,8 +764,16 @@ fn edit_inner(
         let planned = if f == Format::Json {
             plan_entries(path, &src, &work, opts, &known, reporter)
         } else {
-            plan_parsed(path, f, &src, &work, opts, &known, store.as_ref(), reporter)
-                .map(|(out, p)| (out, p.new, Record::Regions(p.outcomes)))
+            plan_parsed(path, f, &src, &work, opts, &known, store.as_ref(), reporter).map(
+                |(out, p)| {
+                    let record = Record::Regions {
+                        outcomes: p.outcomes,
+                        created: p.created,
+                        dropped: p.dropped,
+                    };
+                    (out, p.new, record)
+                },
+            )
         };
         let (mut out, new, record) = match planned {
             Ok(p) => p,
@@ -876,6 +885,8 @@ fn plan_parsed(
                 new: r.new,
                 outcomes: Vec::new(),
                 warnings: Vec::new(),
+                created: Vec::new(),
+                dropped: Vec::new(),
             };
             (p, r.fixes)
         }
@@ -968,8 +979,12 @@ pub fn filter(
 
 /// What the state store learns from a written edit.
 enum Record {
-    /// The regions' outcomes.
-    Regions(Vec<Outcome>),
+    /// The regions' outcomes, and the containers made and taken away outside regions.
+    Regions {
+        outcomes: Vec<Outcome>,
+        created: Vec<crate::place::Created>,
+        dropped: Vec<crate::place::Created>,
+    },
     /// An owner's entries: its rules and registry, and other owners' changed registries.
     Entries {
         owner: String,
@@ -989,8 +1004,18 @@ impl Record {
         keep_bodies: bool,
     ) -> std::io::Result<()> {
         match self {
-            Self::Regions(outcomes) => {
+            Self::Regions {
+                outcomes,
+                created,
+                dropped,
+            } => {
                 known.format = Some(f.name().to_owned());
+                known.containers.retain(|c| !dropped.contains(c));
+                for c in created {
+                    if !known.containers.contains(&c) {
+                        known.containers.push(c);
+                    }
+                }
                 store.record(canonical, known, &outcomes, keep_bodies)
             }
             Self::Entries {
@@ -1184,6 +1209,7 @@ fn plan_options(
         .map(|r| r.id.clone())
         .collect();
     p.known = known.regions.keys().cloned().collect();
+    p.created.clone_from(&known.containers);
     if let (plan::OnDrift::Merge, Some(store)) = (p.on_drift, store) {
         for r in doc.regions.iter().filter(|r| r.state == State::Drifted) {
             if let Some(h) = r.begin.marker.hash()

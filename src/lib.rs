@@ -87,8 +87,10 @@ pub use io::{IoError, validate_words};
 pub use lex::{KeyPolicy, Lexed, Lexer, Scan, Span};
 pub use lines::eol_of;
 pub use marker::{Identity, Marker};
-pub use place::{At, AtError};
-pub use plan::{Action, OnDrift, Op, Options as PlanOptions, Outcome, Plan, PlanError, plan};
+pub use place::{At, AtError, Created, Home, Step};
+pub use plan::{
+    Action, Adopt, OnDrift, Op, Options as PlanOptions, Outcome, Plan, PlanError, plan,
+};
 pub use problem::{Problem, ProblemKind};
 pub use repair::{Fix, Repaired, repair as repair_markers};
 pub use report::{FileReport, ProblemReport, RegionReport, Report};

@@ -90,6 +90,88 @@ pub struct Placement {
     /// Text wrapped around the body, for containers the insertion creates (a TOML table
     /// header, JSONC objects along a pointer): part of the region, gone on removal.
     pub wrap: Option<(Vec<u8>, Vec<u8>)>,
+    /// Splices that create a missing container first (a TOML table header, a JSONC member
+    /// holding an empty object or array), as plain structure outside every region; the
+    /// region is placed again once they are made.
+    pub create: Vec<(Span, Vec<u8>)>,
+    /// The container those splices create, for the state store.
+    pub created: Option<Created>,
+}
+
+/// Where a region lives in its template: the containers around it, outermost first, and
+/// its order among their items. Placement in a target follows it (docs/reconcile.md).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Home {
+    /// The containers from the outermost in (JSONC: the members along the pointer below the
+    /// root value; TOML: the table, one step).
+    pub path: Vec<Step>,
+    /// The region's order among the template's items (templates in order, then offsets).
+    pub order: u64,
+    /// The region's BEGIN line in its template.
+    pub line: usize,
+    /// TOML: the region holds its own table header, so it lives at the top level.
+    pub top: bool,
+}
+
+/// One container on a [`Home`] path.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Step {
+    /// The member key (JSONC, decoded), or the table's canonical path (TOML).
+    pub key: String,
+    /// True when the container is an array.
+    pub array: bool,
+    /// Its order among the items of its parent (its member's offset in the template).
+    pub order: u64,
+    /// Its line in the template.
+    pub line: usize,
+}
+
+impl Home {
+    /// The order of this region's item in the container at `depth` of its path: the region
+    /// itself at its home, else the child container it lives in.
+    #[must_use]
+    pub fn order_at(&self, depth: usize) -> u64 {
+        self.path.get(depth).map_or(self.order, |s| s.order)
+    }
+
+    /// True when the first `depth` containers of both paths are the same.
+    #[must_use]
+    pub fn shares(&self, other: &Self, depth: usize) -> bool {
+        self.path.len() >= depth
+            && other.path.len() >= depth
+            && self.path[..depth]
+                .iter()
+                .zip(&other.path[..depth])
+                .all(|(a, b)| a.key == b.key)
+    }
+
+    /// Moves the orders past those of earlier templates (`index` is the template's).
+    #[must_use]
+    pub fn in_template(mut self, index: usize) -> Self {
+        let base = (index as u64) << 40;
+        self.order += base;
+        for s in &mut self.path {
+            s.order += base;
+        }
+        self
+    }
+}
+
+/// A container an insertion created outside the regions, as the state store keeps it, so
+/// that it goes with the last region in it when it is otherwise empty and unchanged.
+#[derive(
+    Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub struct Created {
+    /// JSONC: the JSON Pointer (`""` for a root object made in an empty file); TOML: the
+    /// table as written in its header.
+    pub path: String,
+    /// A blank line was added before it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub blank_before: bool,
+    /// A blank line was added after it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub blank_after: bool,
 }
 
 /// A body fitted to its place.

@@ -15,7 +15,7 @@ use crate::hash;
 use crate::lex::Span;
 use crate::lines::{bom_len, eol_of, line_end, line_of, line_start};
 use crate::marker::{self, Identity, Marker};
-use crate::place::{At, Placement};
+use crate::place::{At, Created, Home, Placement};
 use crate::problem::{Problem, ProblemKind};
 use crate::warning::{MergeFailure, Warning};
 
@@ -64,6 +64,93 @@ pub struct Options {
     pub blank_before: bool,
     /// See [`Options::blank_before`].
     pub blank_after: bool,
+    /// Containers earlier insertions made outside regions (from the state store): one left
+    /// empty and unchanged goes.
+    pub created: Vec<Created>,
+    /// Lines older installers wrote without markers: a region inserted by this edit takes
+    /// their place, and they go. A rule for one region (`Some`), or for the first region
+    /// this edit inserts (`None`).
+    pub adopt: Vec<(Option<Identity>, Adopt)>,
+    /// Write-once regions: inserted only when absent (without the keys the file already
+    /// assigns there), never updated or pruned.
+    pub seeds: BTreeSet<Identity>,
+}
+
+/// A line an older installer wrote: its text (whitespace around it ignored) or a regular
+/// expression (`re:` prefix).
+#[derive(Clone, Debug)]
+pub enum Adopt {
+    /// The line's text, trimmed.
+    Line(String),
+    /// A pattern the line (without its line ending) matches.
+    Regex(Regex),
+}
+
+impl Adopt {
+    /// Parses `TEXT` or `re:REGEX`.
+    ///
+    /// # Errors
+    /// A pattern that is not a regular expression, or an empty line.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        if let Some(r) = s.strip_prefix("re:") {
+            return Regex::new(r)
+                .map(Self::Regex)
+                .map_err(|e| format!("{s}: not a valid regular expression: {e}"));
+        }
+        if s.trim().is_empty() {
+            return Err("an empty line cannot be adopted".to_owned());
+        }
+        Ok(Self::Line(s.trim().to_owned()))
+    }
+
+    fn matches(&self, line: &[u8]) -> bool {
+        match self {
+            Self::Line(t) => trim_ws(line) == t.as_bytes(),
+            Self::Regex(r) => r.is_match(line),
+        }
+    }
+}
+
+fn trim_ws(s: &[u8]) -> &[u8] {
+    let a = s
+        .iter()
+        .position(|b| !b" \t".contains(b))
+        .unwrap_or(s.len());
+    let e = s
+        .iter()
+        .rposition(|b| !b" \t".contains(b))
+        .map_or(a, |e| e + 1);
+    &s[a..e]
+}
+
+/// The lines of `doc` outside regions, not inside a multi-line construct, that a rule for
+/// `id` matches.
+fn adoptable(doc: &Document<'_>, id: &Identity, rules: &[(Option<Identity>, Adopt)]) -> Vec<Span> {
+    let rules: Vec<&Adopt> = rules
+        .iter()
+        .filter(|(r, _)| r.as_ref().is_none_or(|r| r == id))
+        .map(|(_, a)| a)
+        .collect();
+    if rules.is_empty() {
+        return Vec::new();
+    }
+    let src = doc.src;
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < src.len() {
+        let end = line_end(src, start);
+        let probe = if start == 0 { bom_len(src) } else { start };
+        if doc.region_at(probe).is_none() && !doc.lexed.is_inner(start) {
+            let mut text = &src[probe..end];
+            text = text.strip_suffix(b"\n").unwrap_or(text);
+            text = text.strip_suffix(b"\r").unwrap_or(text);
+            if rules.iter().any(|a| a.matches(text)) {
+                out.push(Span::new(probe, end));
+            }
+        }
+        start = end;
+    }
+    out
 }
 
 impl Default for Options {
@@ -80,6 +167,9 @@ impl Default for Options {
             respect_removals: false,
             blank_before: false,
             blank_after: false,
+            created: Vec::new(),
+            adopt: Vec::new(),
+            seeds: BTreeSet::new(),
         }
     }
 }
@@ -98,9 +188,9 @@ pub enum Op {
         regions: Vec<Desired>,
         /// The owners reconciled (pruning touches only their regions).
         owners: BTreeSet<String>,
-        /// Where a region goes when the target lacks it and its template neighbours: the
-        /// container it has in the template (TOML table, JSONC pointer).
-        places: Vec<(Identity, At)>,
+        /// Where each region lives in the template (TOML table, JSONC container), for the
+        /// formats that have containers: a missing region goes into the same container.
+        places: Vec<(Identity, Home)>,
     },
 }
 
@@ -121,6 +211,8 @@ pub enum Action {
     Merged,
     /// Removed because the template no longer has it.
     Pruned,
+    /// Added in place of the lines an older installer wrote without markers.
+    Adopted,
 }
 
 impl Action {
@@ -135,6 +227,7 @@ impl Action {
             Self::KeptDrifted => "kept-drifted",
             Self::Merged => "merged",
             Self::Pruned => "pruned",
+            Self::Adopted => "adopted",
         }
     }
 }
@@ -164,6 +257,10 @@ pub struct Plan {
     pub outcomes: Vec<Outcome>,
     /// Things a person should know (drift kept, ...).
     pub warnings: Vec<Warning>,
+    /// Containers this edit made outside regions (for the state store).
+    pub created: Vec<Created>,
+    /// Containers made earlier that this edit took away with their last region.
+    pub dropped: Vec<Created>,
 }
 
 impl Plan {
@@ -280,6 +377,35 @@ struct Planner<'d, 'a> {
     /// A line break was already added after the unterminated last line (by an earlier
     /// insertion at the end of this plan).
     eof_break_done: bool,
+    /// The order of the operation (or template region) each outcome belongs to.
+    seq: usize,
+    seqs: Vec<usize>,
+    /// Regions to insert once the updates and removals are made, one at a time.
+    pending: Vec<Pending>,
+    /// Regions to remove once the updates are made, one at a time: the order, the region,
+    /// the action to report, and whether to report it (not for a region that moves).
+    removals: Vec<(usize, Identity, Action, bool)>,
+}
+
+/// A region to insert, and how its place is found.
+struct Pending {
+    seq: usize,
+    desired: Desired,
+    how: How,
+    /// The lines of the region when it is moved from another container.
+    moved: Option<(usize, usize)>,
+}
+
+enum How {
+    /// The command's position.
+    At(At),
+    /// Next to its template neighbours (`ids` in template order, `index` its own), else at
+    /// the format's place for its home (`homes`), else at the command's position.
+    Sync {
+        ids: Vec<Identity>,
+        index: usize,
+        homes: Vec<(Identity, Home)>,
+    },
 }
 
 /// Plans `ops` on `doc`.
@@ -308,24 +434,15 @@ pub fn plan(
     if doc.lexed.unclosed.is_none() {
         syntax.check_input(doc).map_err(PlanError::InvalidInput)?;
     }
-    let mut p = Planner {
-        doc,
-        syntax,
-        opts,
-        splices: Vec::new(),
-        outcomes: Vec::new(),
-        warnings: Vec::new(),
-        expected: doc.regions.iter().map(|r| r.id.clone()).collect(),
-        eof_break_done: false,
-    };
-    for op in ops {
+    let mut p = Planner::new(doc, syntax, opts);
+    for (i, op) in ops.iter().enumerate() {
+        p.seq = i << 32;
         match op {
             Op::Set(d) => {
                 p.check_body(d)?;
-                let at = p.place(&opts.at, &p.render_body(&d.body))?;
-                p.set(d, &at, Some(&opts.at))?;
+                p.set(d, How::At(opts.at.clone()), Some(&opts.at))?;
             }
-            Op::Remove(id) => p.remove(id, Action::Removed),
+            Op::Remove(id) => p.remove(id, Action::Removed, false),
             Op::Sync {
                 regions,
                 owners,
@@ -333,13 +450,277 @@ pub fn plan(
             } => p.sync(regions, owners, places)?,
         }
     }
-    let new = apply(doc.src, &mut p.splices)?;
+    let mut new = apply(doc.src, &mut p.splices)?;
+    // Each stage is checked against the one before it: the updates and removals here, then
+    // each insertion (a container made for it is checked with it).
     validate(doc, syntax, &new, &p.expected, opts)?;
+    let Planner {
+        mut outcomes,
+        mut warnings,
+        mut expected,
+        mut seqs,
+        pending,
+        removals,
+        ..
+    } = p;
+    for (seq, id, action, silent) in removals {
+        let lines = doc.region(&id).map(|r| (r.begin.line_no, r.end.line_no));
+        let parsed;
+        let cur: &Document<'_> = if new == doc.src {
+            doc
+        } else {
+            parsed = Document::parse_with(&new, syntax, opts.foreign.as_ref());
+            &parsed
+        };
+        let mut q = Planner::new(cur, syntax, opts);
+        q.seq = seq;
+        q.remove_now(&id, action);
+        let next = apply(cur.src, &mut q.splices)?;
+        validate(cur, syntax, &next, &q.expected, opts)?;
+        if !q.expected.contains(&id) {
+            expected.remove(&id);
+        }
+        if !silent {
+            for mut o in q.outcomes {
+                o.old_lines = lines;
+                outcomes.push(o);
+                seqs.push(seq);
+            }
+            for mut w in q.warnings {
+                // Lines as read, like every other warning's.
+                if let (Warning::NotRemoved { line, .. }, Some((begin, _))) = (&mut w, lines) {
+                    *line = begin;
+                }
+                warnings.push(w);
+            }
+        }
+        new = next;
+    }
+    // Lines an older installer wrote again beside a region that is already there: they
+    // go, and the region reports them adopted (a region inserted now adopts them below).
+    if !opts.adopt.is_empty() && pending.is_empty() {
+        let mut order: Vec<usize> = (0..outcomes.len()).collect();
+        order.sort_by_key(|&i| seqs[i]);
+        for i in order {
+            if !matches!(outcomes[i].action, Action::Unchanged | Action::Updated) {
+                continue;
+            }
+            let cur = Document::parse_with(&new, syntax, opts.foreign.as_ref());
+            let lines = adoptable(&cur, &outcomes[i].id, &opts.adopt);
+            if lines.is_empty() {
+                continue;
+            }
+            let mut splices: Vec<Splice> = lines
+                .into_iter()
+                .map(|span| Splice {
+                    span,
+                    text: Vec::new(),
+                })
+                .collect();
+            let next = apply(&new, &mut splices)?;
+            validate(&cur, syntax, &next, &expected, opts)?;
+            drop(cur);
+            new = next;
+            outcomes[i].action = Action::Adopted;
+        }
+    }
+    let mut created = Vec::new();
+    for item in pending {
+        let unchanged = (new == doc.src).then_some(doc);
+        insert_pending(
+            &mut new,
+            unchanged,
+            syntax,
+            opts,
+            item,
+            &mut created,
+            &mut |o, s, w| {
+                expected.insert(o.id.clone());
+                outcomes.push(o);
+                seqs.push(s);
+                warnings.extend(w);
+            },
+        )?;
+    }
+    // Containers made by earlier runs and now empty go, one at a time (taking one away
+    // can leave its parent empty, and commas are fitted to what remains).
+    let mut dropped: Vec<Created> = Vec::new();
+    if new != doc.src {
+        while let Some((c, mut splices)) = {
+            let cur = Document::parse_with(&new, syntax, opts.foreign.as_ref());
+            opts.created
+                .iter()
+                .filter(|c| !dropped.contains(c))
+                .map(|c| (c, syntax.remove_created(&cur, c)))
+                .find(|(_, s)| !s.is_empty())
+                .map(|(c, s)| {
+                    let s: Vec<Splice> = s
+                        .into_iter()
+                        .map(|(span, text)| Splice { span, text })
+                        .collect();
+                    (c.clone(), s)
+                })
+        } {
+            new = apply(&new, &mut splices)?;
+            dropped.push(c);
+        }
+        if !dropped.is_empty() {
+            // Checked on its own: the structure taken away is no user's, so comparing with
+            // the file before (TOML's scope check) would only see headers go.
+            let after = Document::parse_with(&new, syntax, opts.foreign.as_ref());
+            syntax
+                .validate(&after, &after)
+                .map_err(PlanError::Invalid)?;
+            if after.problems.iter().any(|p| p.kind.blocks()) {
+                return Err(PlanError::Invalid(
+                    "taking away an empty container would damage the file".to_owned(),
+                ));
+            }
+        }
+    }
+    let mut order: Vec<(usize, Outcome)> = seqs.into_iter().zip(outcomes).collect();
+    order.sort_by_key(|(s, _)| *s);
     Ok(Plan {
         new,
-        outcomes: p.outcomes,
-        warnings: p.warnings,
+        outcomes: order.into_iter().map(|(_, o)| o).collect(),
+        warnings,
+        created,
+        dropped,
     })
+}
+
+/// True when two homes name the same container.
+fn same_home(a: &Home, b: &Home) -> bool {
+    a.top == b.top
+        && a.path.len() == b.path.len()
+        && a.path
+            .iter()
+            .zip(&b.path)
+            .all(|(x, y)| x.key == y.key && x.array == y.array)
+}
+
+/// A seed's body without the entries whose keys the file already assigns where it goes;
+/// `None` when that leaves no entry.
+fn seed_body(
+    doc: &Document<'_>,
+    syntax: &dyn Syntax,
+    offset: usize,
+    body: &[u8],
+) -> Option<Vec<u8>> {
+    let Some(entries) = syntax.entries(body) else {
+        return Some(body.to_vec());
+    };
+    if entries.is_empty() {
+        return Some(body.to_vec());
+    }
+    let assigned: BTreeSet<String> = syntax.assigned(doc, offset).into_iter().collect();
+    let kept: Vec<&(String, Span)> = entries
+        .iter()
+        .filter(|(k, _)| !assigned.contains(k))
+        .collect();
+    if kept.is_empty() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(body.len());
+    for (_, span) in &kept {
+        out.extend_from_slice(span.of(body));
+    }
+    let tail = entries.last().map_or(0, |(_, s)| s.end);
+    out.extend_from_slice(&body[tail..]);
+    Some(out)
+}
+
+/// Inserts one pending region into `bytes`: its place is found in the file as it is now
+/// (the regions and containers inserted before it included); a missing container is made
+/// first, as plain structure.
+fn insert_pending(
+    bytes: &mut Vec<u8>,
+    mut parsed: Option<&Document<'_>>,
+    syntax: &dyn Syntax,
+    opts: &Options,
+    item: Pending,
+    created: &mut Vec<Created>,
+    done: &mut dyn FnMut(Outcome, usize, Vec<Warning>),
+) -> Result<(), PlanError> {
+    // Each round makes one missing container; a path is never deeper than this.
+    for _ in 0..64 {
+        // The document already parsed when these are still its bytes (a single `set`).
+        let fresh;
+        let cur: &Document<'_> = match parsed.take() {
+            Some(d) => d,
+            None => {
+                fresh = Document::parse_with(bytes, syntax, opts.foreign.as_ref());
+                &fresh
+            }
+        };
+        let mut q = Planner::new(cur, syntax, opts);
+        let body = q.render_body(&item.desired.body);
+        let placement = match &item.how {
+            How::At(at) => q.place(at, &body)?,
+            How::Sync { ids, index, homes } => q.place_synced(ids, *index, homes, &body)?,
+        };
+        if !placement.create.is_empty() {
+            let mut splices: Vec<Splice> = placement
+                .create
+                .into_iter()
+                .map(|(span, text)| Splice { span, text })
+                .collect();
+            *bytes = apply(bytes, &mut splices)?;
+            created.extend(placement.created);
+            continue;
+        }
+        let mut body = body;
+        if let Some((pre, post)) = &placement.wrap {
+            body = [pre.as_slice(), &body, post].concat();
+        }
+        let adopted = adoptable(cur, &item.desired.id, &opts.adopt);
+        let offset = adopted.first().map_or(placement.offset, |s| s.start);
+        if opts.seeds.contains(&item.desired.id) {
+            // A default never duplicates a key the user already assigns there.
+            match seed_body(cur, syntax, offset, &body) {
+                Some(b) => body = b,
+                None => {
+                    q.outcome(&item.desired.id, Action::Unchanged, None);
+                    if let Some(o) = q.outcomes.pop() {
+                        done(o, item.seq, Vec::new());
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        q.insert(&item.desired, &body, offset);
+        if !adopted.is_empty() {
+            for span in adopted {
+                q.splices.push(Splice {
+                    span,
+                    text: Vec::new(),
+                });
+            }
+            if let Some(o) = q.outcomes.last_mut() {
+                o.action = Action::Adopted;
+            }
+        }
+        if let Some(lines) = item.moved
+            && let Some(o) = q.outcomes.last_mut()
+        {
+            o.action = Action::Updated;
+            o.old_lines = Some(lines);
+        }
+        let mut new = apply(cur.src, &mut q.splices)?;
+        validate(cur, syntax, &new, &q.expected, opts)?;
+        let outcome = q.outcomes.pop();
+        let warnings = std::mem::take(&mut q.warnings);
+        drop(q);
+        std::mem::swap(bytes, &mut new);
+        if let Some(o) = outcome {
+            done(o, item.seq, warnings);
+        }
+        return Ok(());
+    }
+    Err(PlanError::Place(format!(
+        "no place found for \"{}\"",
+        item.desired.id
+    )))
 }
 
 fn apply(src: &[u8], splices: &mut [Splice]) -> Result<Vec<u8>, PlanError> {
@@ -348,6 +729,11 @@ fn apply(src: &[u8], splices: &mut [Splice]) -> Result<Vec<u8>, PlanError> {
     let mut out = Vec::with_capacity(src.len() + extra);
     let mut pos = 0;
     for s in splices.iter() {
+        if s.span.start < pos && s.span.end <= pos && s.text.is_empty() {
+            // A deletion inside text an earlier splice already replaced (the comma of a
+            // region removed in the same run).
+            continue;
+        }
         if s.span.start < pos {
             return Err(PlanError::Invalid(
                 "two edits of this command overlap; run them one at a time".to_owned(),
@@ -436,7 +822,58 @@ fn names(ids: &BTreeSet<Identity>) -> String {
     }
 }
 
-impl Planner<'_, '_> {
+impl<'d, 'a> Planner<'d, 'a> {
+    fn new(doc: &'d Document<'a>, syntax: &'d dyn Syntax, opts: &'d Options) -> Self {
+        Planner {
+            doc,
+            syntax,
+            opts,
+            splices: Vec::new(),
+            outcomes: Vec::new(),
+            warnings: Vec::new(),
+            expected: doc.regions.iter().map(|r| r.id.clone()).collect(),
+            eof_break_done: false,
+            seq: 0,
+            seqs: Vec::new(),
+            pending: Vec::new(),
+            removals: Vec::new(),
+        }
+    }
+
+    /// The place of a missing template region: next to the nearest template neighbour the
+    /// file has (line formats), or in its home container (formats with containers), else
+    /// at the command's position.
+    fn place_synced(
+        &self,
+        ids: &[Identity],
+        index: usize,
+        homes: &[(Identity, Home)],
+        body: &[u8],
+    ) -> Result<Placement, PlanError> {
+        let id = &ids[index];
+        if homes.iter().any(|(h, _)| h == id)
+            && let Some(p) = self.syntax.place_home(self.doc, id, homes)
+        {
+            return p.map_err(PlanError::Place);
+        }
+        let after_prev = ids[..index]
+            .iter()
+            .rev()
+            .find_map(|p| self.doc.region(p))
+            .map(|r| r.end.line.end);
+        let before_next = ids[index + 1..]
+            .iter()
+            .find_map(|n| self.doc.region(n))
+            .map(|r| r.begin.line.start);
+        match after_prev.or(before_next) {
+            Some(offset) => Ok(Placement {
+                offset,
+                ..Placement::default()
+            }),
+            None => self.place(&self.opts.at, body),
+        }
+    }
+
     fn eol(&self) -> &'static str {
         self.doc.eol
     }
@@ -519,8 +956,10 @@ impl Planner<'_, '_> {
         if let Some(p) = self.syntax.place(self.doc, at, body) {
             return p.map_err(PlanError::Place);
         }
-        self.place_line(at)
-            .map(|offset| Placement { offset, wrap: None })
+        self.place_line(at).map(|offset| Placement {
+            offset,
+            ..Placement::default()
+        })
     }
 
     /// Resolves `at` to an insertion offset at a line start (or the end of the file).
@@ -603,9 +1042,9 @@ impl Planner<'_, '_> {
         None
     }
 
-    /// Inserts or updates `d`; a new region goes at `at`.
-    fn set(&mut self, d: &Desired, at: &Placement, rewrap: Option<&At>) -> Result<(), PlanError> {
-        let mut body = self.render_body(&d.body);
+    /// Updates `d`, or queues its insertion (placed by `how`).
+    fn set(&mut self, d: &Desired, how: How, rewrap: Option<&At>) -> Result<(), PlanError> {
+        let body = self.render_body(&d.body);
         let Some(r) = self.doc.region(&d.id) else {
             if self.opts.known.contains(&d.id.to_string()) {
                 let left_out = self.opts.respect_removals;
@@ -618,12 +1057,23 @@ impl Planner<'_, '_> {
                     return Ok(());
                 }
             }
-            if let Some((pre, post)) = &at.wrap {
-                body = [pre.as_slice(), &body, post].concat();
-            }
-            self.insert(d, &body, at.offset);
+            self.pending.push(Pending {
+                seq: self.seq,
+                desired: d.clone(),
+                how,
+                moved: None,
+            });
             return Ok(());
         };
+        if self.opts.seeds.contains(&d.id) {
+            // Written once; the user's from then on.
+            self.outcome(
+                &d.id,
+                Action::Unchanged,
+                Some((r.begin.line_no, r.end.line_no)),
+            );
+            return Ok(());
+        }
         let r = r.clone();
         let body = match rewrap.and_then(|at| self.syntax.rewrap(self.doc, &r, at, &body)) {
             Some(wrapped) => wrapped,
@@ -632,7 +1082,9 @@ impl Planner<'_, '_> {
         let current = r.body.of(self.doc.src);
         let same = self.syntax.normalize(current) == self.syntax.normalize(&body);
         let lines = Some((r.begin.line_no, r.end.line_no));
-        if same && r.state != State::Drifted {
+        // Bytes, not the normalized form: a template change to comments or layout alone
+        // reaches a pristine region too (its hash stays).
+        if current == body.as_slice() && r.state != State::Drifted {
             self.outcome(&d.id, Action::Unchanged, lines);
             return Ok(());
         }
@@ -679,7 +1131,22 @@ impl Planner<'_, '_> {
             .bases
             .get(recorded)
             .filter(|b| hash::matches(recorded, &self.syntax.normalize(b)));
-        let why = match base.map(|b| merge3(b, &current, &theirs)) {
+        let mut kept_keys = Vec::new();
+        let result = base.map(|b| match merge_entries(self.syntax, b, &current, &theirs) {
+            Some((merged, keys)) => {
+                kept_keys = keys;
+                Ok(merged)
+            }
+            None => merge3(b, &current, &theirs),
+        });
+        for key in kept_keys {
+            self.warnings.push(Warning::KeyKept {
+                id: d.id.clone(),
+                line: r.begin.line_no,
+                key,
+            });
+        }
+        let why = match result {
             None => MergeFailure::NoBase {
                 hash: recorded.to_owned(),
             },
@@ -731,7 +1198,9 @@ impl Planner<'_, '_> {
                 usize::from(old_line.ends_with(b"\n"))
             };
         let mut text = old_line[..indent_len].to_vec();
-        if self.foreign_lines(&r.id).is_some() {
+        // Foreign and unhashed markers stay byte for byte, so that the tool that owns them
+        // (Ansible, a --no-hash installer) still knows them.
+        if self.foreign_lines(&r.id).is_some() || r.begin.marker.hash().is_none() {
             text.extend_from_slice(&old_line[indent_len..content_end]);
         } else {
             let mut m = r.begin.marker.clone();
@@ -788,7 +1257,15 @@ impl Planner<'_, '_> {
         self.record_written(&fitted.body, eof_break);
     }
 
-    fn remove(&mut self, id: &Identity, action: Action) {
+    /// Queues the removal of `id`: removals are made one at a time once the updates are
+    /// made, so that the commas and containers around each fit what is left.
+    fn remove(&mut self, id: &Identity, action: Action, silent: bool) {
+        if self.doc.region(id).is_some() {
+            self.removals.push((self.seq, id.clone(), action, silent));
+        }
+    }
+
+    fn remove_now(&mut self, id: &Identity, action: Action) {
         let Some(r) = self.doc.region(id) else { return };
         let lines = Some((r.begin.line_no, r.end.line_no));
         if r.state != State::Pristine && !(action == Action::Removed && r.state == State::Unhashed)
@@ -859,61 +1336,72 @@ impl Planner<'_, '_> {
         &mut self,
         regions: &[Desired],
         owners: &BTreeSet<String>,
-        places: &[(Identity, At)],
+        places: &[(Identity, Home)],
     ) -> Result<(), PlanError> {
         for d in regions {
             self.check_body(d)?;
         }
+        let ids: Vec<Identity> = regions.iter().map(|d| d.id.clone()).collect();
         for (i, d) in regions.iter().enumerate() {
-            if self.doc.region(&d.id).is_some() {
-                let rewrap = places.iter().find(|(id, _)| id == &d.id).map(|(_, at)| at);
-                self.set(d, &Placement::default(), rewrap)?;
+            self.seq = (self.seq & !0xffff_ffff) | i;
+            // A pristine region the template moved to another container moves with it.
+            if let Some(r) = self.doc.region(&d.id)
+                && r.state == State::Pristine
+                && !self.opts.seeds.contains(&d.id)
+                && let Some((_, want)) = places.iter().find(|(id, _)| id == &d.id)
+                && let Some(have) = self.syntax.home(self.doc, r)
+                && !same_home(&have, want)
+            {
+                let lines = (r.begin.line_no, r.end.line_no);
+                self.remove(&d.id, Action::Pruned, true);
+                self.pending.push(Pending {
+                    seq: self.seq,
+                    desired: d.clone(),
+                    how: How::Sync {
+                        ids: ids.clone(),
+                        index: i,
+                        homes: places.to_vec(),
+                    },
+                    moved: Some(lines),
+                });
                 continue;
             }
-            // A new region goes next to its neighbours in template order.
-            let after_prev = regions[..i]
-                .iter()
-                .rev()
-                .find_map(|p| self.doc.region(&p.id))
-                .map(|r| r.end.line.end);
-            let before_next = regions[i + 1..]
-                .iter()
-                .find_map(|n| self.doc.region(&n.id))
-                .map(|r| r.begin.line.start);
-            let at = match (after_prev, before_next) {
-                (Some(a), _) => Placement {
-                    offset: a,
-                    wrap: None,
+            let how = How::Sync {
+                ids: if self.doc.region(&d.id).is_some() {
+                    Vec::new()
+                } else {
+                    ids.clone()
                 },
-                (None, Some(b)) => Placement {
-                    offset: b,
-                    wrap: None,
+                index: i,
+                homes: if self.doc.region(&d.id).is_some() {
+                    Vec::new()
+                } else {
+                    places.to_vec()
                 },
-                (None, None) => {
-                    let at = places
-                        .iter()
-                        .find(|(id, _)| id == &d.id)
-                        .map_or_else(|| self.opts.at.clone(), |(_, at)| at.clone());
-                    self.place(&at, &self.render_body(&d.body))?
-                }
             };
-            self.set(d, &at, None)?;
+            self.set(d, how, None)?;
         }
+        self.seq |= 0xffff_ffff;
         let wanted: BTreeSet<&Identity> = regions.iter().map(|d| &d.id).collect();
         let obsolete: Vec<Identity> = self
             .doc
             .regions
             .iter()
-            .filter(|r| owners.contains(&r.id.owner) && !wanted.contains(&r.id))
+            .filter(|r| {
+                owners.contains(&r.id.owner)
+                    && !wanted.contains(&r.id)
+                    && !self.opts.seeds.contains(&r.id)
+            })
             .map(|r| r.id.clone())
             .collect();
         for id in obsolete {
-            self.remove(&id, Action::Pruned);
+            self.remove(&id, Action::Pruned, false);
         }
         Ok(())
     }
 
     fn outcome(&mut self, id: &Identity, action: Action, old_lines: Option<(usize, usize)>) {
+        self.seqs.push(self.seq);
         self.outcomes.push(Outcome {
             id: id.clone(),
             action,
@@ -931,6 +1419,84 @@ impl Planner<'_, '_> {
             o.eof_break = eof_break;
         }
     }
+}
+
+/// A three-way merge by entry (env keys, TOML keys, JSONC members) for formats that cut
+/// bodies into entries: a key changed on one side takes that side's entry; a key changed on
+/// both (a real conflict) keeps the user's entry, and is named in the second value; every
+/// other change of the template arrives. `None` when a body is not made of entries or
+/// repeats a key.
+fn merge_entries(
+    syntax: &dyn Syntax,
+    base: &[u8],
+    ours: &[u8],
+    theirs: &[u8],
+) -> Option<(Vec<u8>, Vec<String>)> {
+    type Cut = Vec<(String, Span)>;
+    fn map<'b>(body: &'b [u8], cut: &'b Cut) -> Option<BTreeMap<&'b str, &'b [u8]>> {
+        let m: BTreeMap<&str, &[u8]> = cut.iter().map(|(k, s)| (k.as_str(), s.of(body))).collect();
+        (m.len() == cut.len()).then_some(m)
+    }
+    let (cb, co, ct) = (
+        syntax.entries(base)?,
+        syntax.entries(ours)?,
+        syntax.entries(theirs)?,
+    );
+    let (mb, mo, mt) = (map(base, &cb)?, map(ours, &co)?, map(theirs, &ct)?);
+    let same = |a: &[u8], b: &[u8]| syntax.normalize(a) == syntax.normalize(b);
+    let mut out: Vec<(&str, &[u8])> = Vec::new();
+    let mut kept = Vec::new();
+    for (k, span) in &co {
+        let o = span.of(ours);
+        let (b, t) = (mb.get(k.as_str()).copied(), mt.get(k.as_str()).copied());
+        let take = match (b, t) {
+            (None, None) => Some(o),
+            (Some(b), None) if same(o, b) => None,
+            (None, Some(t)) if same(o, t) => Some(o),
+            (Some(b), Some(t)) if same(o, t) || same(t, b) => Some(o),
+            (Some(b), Some(t)) if same(o, b) => Some(t),
+            _ => {
+                kept.push(k.clone());
+                Some(o)
+            }
+        };
+        if let Some(text) = take {
+            out.push((k.as_str(), text));
+        }
+    }
+    for (i, (k, span)) in ct.iter().enumerate() {
+        if mo.contains_key(k.as_str()) {
+            continue;
+        }
+        let t = span.of(theirs);
+        match mb.get(k.as_str()) {
+            // Deleted by the user, unchanged by the template: stays deleted.
+            Some(b) if same(b, t) => continue,
+            Some(_) => {
+                kept.push(k.clone());
+                continue;
+            }
+            None => {}
+        }
+        // New in the template: after the nearest key before it there.
+        let at = ct[..i]
+            .iter()
+            .rev()
+            .find_map(|(p, _)| out.iter().position(|(q, _)| *q == p.as_str()))
+            .map_or(0, |p| p + 1);
+        out.insert(at, (k.as_str(), t));
+    }
+    let tail = |body: &'_ [u8], cut: &Cut| cut.last().map_or(0, |(_, s)| s.end).min(body.len());
+    let (tb, to, tt) = (
+        &base[tail(base, &cb)..],
+        &ours[tail(ours, &co)..],
+        &theirs[tail(theirs, &ct)..],
+    );
+    let mut parts: Vec<&[u8]> = out.iter().map(|(_, t)| *t).collect();
+    let mut merged = syntax.join_entries(&parts);
+    parts.clear();
+    merged.extend_from_slice(if to == tb { tt } else { to });
+    Some((merged, kept))
 }
 
 /// One side's change to the base: base lines `start..end` become `lines`.
@@ -1077,6 +1643,94 @@ mod tests {
             id: Identity::new("Z", "a"),
             body: body.as_bytes().to_vec(),
         })]
+    }
+
+    fn syntax(name: &str) -> &'static dyn Syntax {
+        Format::from_name(name).map_or_else(|| panic!("{name}"), Format::syntax)
+    }
+
+    #[test]
+    fn merge_entries_by_key_in_every_entry_format() {
+        let env = syntax("env");
+        let (m, kept) = merge_entries(env, b"A=1\nB=1\n", b"A=2\nB=1\n", b"A=1\nB=3\nC=4\n")
+            .unwrap_or_else(|| panic!("env has entries"));
+        assert_eq!((m.as_slice(), kept.len()), (&b"A=2\nB=3\nC=4\n"[..], 0));
+        // A key changed on both sides keeps the user's value; the rest arrives.
+        let (m, kept) = merge_entries(env, b"A=1\nB=1\n", b"A=2\nB=1\n", b"A=3\nB=4\n")
+            .unwrap_or_else(|| panic!("env has entries"));
+        assert_eq!(m, b"A=2\nB=4\n");
+        assert_eq!(kept, vec!["A".to_owned()]);
+        // The template drops a key the user did not touch; the user drops one it did not
+        // change.
+        let (m, _) = merge_entries(env, b"A=1\nB=1\nC=1\n", b"A=1\nC=1\n", b"B=1\nC=1\n")
+            .unwrap_or_else(|| panic!("env has entries"));
+        assert_eq!(m, b"C=1\n");
+        let toml = syntax("toml");
+        let (m, _) = merge_entries(
+            toml,
+            b"a = 1\nb = 1\n",
+            b"a = 5\nb = 1\n",
+            b"a = 1\nb = 2\n",
+        )
+        .unwrap_or_else(|| panic!("toml has entries"));
+        assert_eq!(m, b"a = 5\nb = 2\n");
+        // A body with a table header is not a list of keys.
+        assert!(merge_entries(toml, b"[t]\na = 1\n", b"[t]\na = 2\n", b"[t]\na = 3\n").is_none());
+        let jsonc = syntax("jsonc");
+        let (m, _) = merge_entries(
+            jsonc,
+            b"\"a\": 1,\n\"b\": 1\n",
+            b"\"a\": 9,\n\"b\": 1\n",
+            b"\"a\": 1,\n\"b\": 2\n\"c\": 3\n",
+        )
+        .map_or((Vec::new(), Vec::new()), |x| x);
+        assert!(
+            m.is_empty(),
+            "the template body lacks a comma: not a list of members"
+        );
+        let (m, _) = merge_entries(
+            jsonc,
+            b"\"a\": 1,\n\"b\": 1\n",
+            b"\"a\": 9,\n\"b\": 1\n",
+            b"\"a\": 1,\n\"b\": 2,\n\"c\": 3\n",
+        )
+        .unwrap_or_else(|| panic!("jsonc has entries"));
+        assert_eq!(m, b"\"a\": 9,\n\"b\": 2,\n\"c\": 3\n");
+        // Shell bodies are lines.
+        assert!(merge_entries(shell(), b"a\n", b"b\n", b"c\n").is_none());
+    }
+
+    #[test]
+    fn adopt_rules_match_whole_lines_outside_regions_and_strings() {
+        assert!(matches!(Adopt::parse("re:("), Err(m) if m.contains("not a valid")));
+        assert!(Adopt::parse("  ").is_err());
+        let rules = vec![(
+            None,
+            Adopt::parse("  old line ").unwrap_or_else(|e| panic!("{e}")),
+        )];
+        let src = b"old line\n  old line  \necho 'x\nold line\n'\n# BEGIN Z MANAGED q\nold line\n# END Z MANAGED q\n";
+        let doc = Document::parse(src, shell());
+        let found = adoptable(&doc, &Identity::new("Z", "a"), &rules);
+        assert_eq!(found, vec![Span::new(0, 9), Span::new(9, 22)]);
+        let other = vec![(
+            Some(Identity::new("Z", "b")),
+            Adopt::Line("old line".into()),
+        )];
+        assert!(adoptable(&doc, &Identity::new("Z", "a"), &other).is_empty());
+    }
+
+    #[test]
+    fn a_seed_leaves_out_the_keys_already_assigned() {
+        let env = syntax("env");
+        let doc = Document::parse(b"B=mine\n", env);
+        let body = seed_body(&doc, env, 7, b"# a\nA=1\n# b\nB=2\n");
+        assert_eq!(body.as_deref(), Some(&b"# a\nA=1\n"[..]));
+        assert_eq!(seed_body(&doc, env, 7, b"B=2\n"), None);
+        let toml = syntax("toml");
+        let doc = Document::parse(b"a = 1\n[t]\nb = 1\n", toml);
+        // At the end of [t]: `b` is taken there, `a` is not (it is the root table's).
+        let body = seed_body(&doc, toml, doc.src.len(), b"a = 2\nb = 2\n");
+        assert_eq!(body.as_deref(), Some(&b"a = 2\n"[..]));
     }
 
     #[test]

@@ -51,6 +51,10 @@ pub(crate) struct FileState {
     /// Owned entries of a strict JSON file, per owner.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub entries: BTreeMap<String, OwnerEntries>,
+    /// Containers made outside regions by insertions (a TOML header, a JSONC member), so
+    /// that the last region's removal takes an empty one away (older entries have none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub containers: Vec<crate::place::Created>,
 }
 
 /// One owner's entries in one strict JSON file: the key rules that identify array elements
@@ -248,7 +252,7 @@ impl Store {
         for o in outcomes {
             let key = o.id.to_string();
             match o.action {
-                Action::Inserted | Action::Updated | Action::Merged => {
+                Action::Inserted | Action::Adopted | Action::Updated | Action::Merged => {
                     let entry = known.regions.entry(key).or_default();
                     if let Some((hash, body)) = &o.written {
                         if keep_bodies {
@@ -258,7 +262,7 @@ impl Store {
                     }
                     // A new insertion decides afresh whether it added a line break; an
                     // update keeps what the insertion recorded.
-                    if o.action == Action::Inserted {
+                    if matches!(o.action, Action::Inserted | Action::Adopted) {
                         entry.eof_break = o.eof_break;
                     }
                 }

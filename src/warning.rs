@@ -54,6 +54,16 @@ pub enum Warning {
     },
     /// About an owned entry of a strict JSON file.
     Entry(crate::entries::EntryWarning),
+    /// A merge by key kept the user's value of one key that the template changed too; the
+    /// rest of the update was merged.
+    KeyKept {
+        /// The region.
+        id: Identity,
+        /// Its BEGIN line.
+        line: usize,
+        /// The key.
+        key: String,
+    },
     /// The file is written, but the state store (merge bases, regions written) could not be
     /// updated.
     StateNotSaved {
@@ -84,7 +94,8 @@ impl Warning {
             Self::DeletedByHand { id, .. }
             | Self::KeptDrifted { id, .. }
             | Self::NotMerged { id, .. }
-            | Self::NotRemoved { id, .. } => Some(id),
+            | Self::NotRemoved { id, .. }
+            | Self::KeyKept { id, .. } => Some(id),
             Self::StateNotSaved { .. } | Self::Entry(_) | Self::Metadata { .. } => None,
         }
     }
@@ -141,6 +152,11 @@ impl fmt::Display for Warning {
             ),
             Self::Entry(w) => write!(f, "{w}"),
             Self::Metadata { message } => f.write_str(message),
+            Self::KeyKept { id, line, key } => write!(
+                f,
+                "line {line}: region \"{id}\": `{key}` was changed by hand and by the template; \
+                 your value is kept, the rest of the update is merged"
+            ),
             Self::StateNotSaved { reason } => write!(
                 f,
                 "the edit is written, but the state store could not be updated: {reason}"

@@ -20,7 +20,8 @@ use std::path::Path;
 use crate::document::{Document, Region};
 pub(crate) use crate::lex::{KeyPolicy, Lexer};
 use crate::lex::{Lexed, Span};
-pub(crate) use crate::place::{At, Fitted, Placement};
+use crate::marker::Identity;
+pub(crate) use crate::place::{At, Created, Fitted, Home, Placement, Step};
 
 /// A file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -75,11 +76,56 @@ pub trait Syntax: Lexer {
         None
     }
 
-    /// Where, in a target, a region of `template` belongs when the target lacks it and none
-    /// of its template neighbours are there: the same container (a TOML table, a JSONC
-    /// pointer). `None`: the command's position.
-    fn template_at(&self, _template: &Document<'_>, _region: &Region) -> Option<At> {
+    /// Where a region of `template` lives there ([`Home`]: its containers and its order
+    /// among their items), so that `sync` can put it in the same container of a target.
+    /// `None`: the region has no container of its own (line formats), and a missing one
+    /// goes next to its template neighbours or at the command's position.
+    fn home(&self, _template: &Document<'_>, _region: &Region) -> Option<Home> {
         None
+    }
+
+    /// Where the missing region `id` goes in `doc`, given the homes of the regions being
+    /// synced (`all`, its own included): its container, after the
+    /// nearest item that precedes it in the template and that `doc` has there, else before
+    /// the nearest that follows, else at the container's default place. A missing container
+    /// comes back as `Placement::create`. `None` leaves the region to the command's
+    /// position.
+    ///
+    /// # Errors
+    /// A message when the region cannot be placed (a container of another kind).
+    fn place_home(
+        &self,
+        _doc: &Document<'_>,
+        _id: &Identity,
+        _all: &[(Identity, Home)],
+    ) -> Option<Result<Placement, String>> {
+        None
+    }
+
+    /// The entries of a body (env keys, TOML keys, JSONC members): each its key and its
+    /// bytes (the comments and blank lines above it included), covering the body from its
+    /// start to the end of its last entry. `None` for formats whose bodies are lines
+    /// (shell): seeds keep every line, and a merge goes by lines.
+    fn entries(&self, _body: &[u8]) -> Option<Vec<(String, Span)>> {
+        None
+    }
+
+    /// A body made of entries (as [`Syntax::entries`] cuts them) in a new order: JSONC
+    /// gives every entry but the last its comma.
+    fn join_entries(&self, entries: &[&[u8]]) -> Vec<u8> {
+        entries.concat()
+    }
+
+    /// The keys the file assigns outside regions in the container a region at `offset`
+    /// would be in (the env file, the TOML table, the JSONC object).
+    fn assigned(&self, _doc: &Document<'_>, _offset: usize) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Splices that take away a container made by an insertion (`Placement::created`)
+    /// when it is otherwise empty and as it was made; empty when it must stay.
+    fn remove_created(&self, _doc: &Document<'_>, _created: &Created) -> Vec<(Span, Vec<u8>)> {
+        Vec::new()
     }
 
     /// True when a key assigned twice in one context blocks an edit that creates it (TOML
@@ -198,7 +244,54 @@ impl Lexer for Env {
     }
 }
 
-impl Syntax for Env {}
+impl Syntax for Env {
+    fn entries(&self, body: &[u8]) -> Option<Vec<(String, Span)>> {
+        let lexed = env::lex(body);
+        let starts: Vec<(String, usize)> = lexed
+            .keys
+            .iter()
+            .map(|k| {
+                (
+                    String::from_utf8_lossy(k.name.of(body)).into_owned(),
+                    k.name.start,
+                )
+            })
+            .collect();
+        Some(line_entries(body, &starts, &lexed))
+    }
+
+    fn assigned(&self, doc: &Document<'_>, _offset: usize) -> Vec<String> {
+        doc.lexed
+            .keys
+            .iter()
+            .filter(|k| doc.region_at(k.name.start).is_none())
+            .map(|k| String::from_utf8_lossy(k.name.of(doc.src)).into_owned())
+            .collect()
+    }
+}
+
+/// Entries of a line-based body whose keys start at `starts` (in order): each from the end
+/// of the one before to the end of its statement's line (past lines that continue it).
+pub(crate) fn line_entries(
+    body: &[u8],
+    starts: &[(String, usize)],
+    lexed: &Lexed,
+) -> Vec<(String, Span)> {
+    let mut out = Vec::with_capacity(starts.len());
+    let mut from = 0;
+    for (key, start) in starts {
+        let mut end = crate::lines::line_end(body, *start);
+        while end < body.len() && lexed.is_inner(end) {
+            end = crate::lines::line_end(body, end);
+        }
+        if end <= from {
+            continue;
+        }
+        out.push((key.clone(), Span::new(from, end)));
+        from = end;
+    }
+    out
+}
 
 impl Format {
     /// Every format, for help texts.

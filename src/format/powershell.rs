@@ -62,7 +62,7 @@ impl Syntax for PowerShell {
         let c = signature(doc)?;
         Some(Ok(Placement {
             offset: crate::lines::line_start(doc.src, c.text.start),
-            wrap: None,
+            ..Placement::default()
         }))
     }
 

@@ -333,7 +333,7 @@ fn invalid_jsonc_is_refused_with_its_position() {
 }
 
 #[test]
-fn pointer_creates_objects_inside_the_region_and_stays_put_on_update() {
+fn pointer_creates_objects_outside_the_region_and_stays_put_on_update() {
     let src = "{\n\t\"a\": {\n\t\t\"b\": 1\n\t}\n}\n";
     let (dir, path) = util::with_file("x.jsonc", src.as_bytes());
     let o = run(
@@ -343,7 +343,9 @@ fn pointer_creates_objects_inside_the_region_and_stays_put_on_update() {
     assert_eq!(util::code(&o), 0, "{}", util::stderr(&o));
     let text = read(&path);
     assert!(
-        text.contains("\t\t\"c\": {\n\t\t\t\"d\": {\n\t\t\t\t\"k\": 1\n\t\t\t}\n\t\t},\n"),
+        text.contains(
+            "\t\t\"c\": {\n\t\t\t\"d\": {\n\t\t\t\t// BEGIN ZYLOS MANAGED n hash=6e1e14751eab\n\t\t\t\t\"k\": 1\n\t\t\t\t// END ZYLOS MANAGED n\n\t\t\t}\n\t\t},\n"
+        ),
         "{text}"
     );
     assert_eq!(value_of(text.as_bytes())["a"]["c"]["d"]["k"], 1);

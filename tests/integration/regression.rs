@@ -34,7 +34,13 @@ fn second_sync_keeps_a_toml_table_header_the_region_created() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(json(&o)["files"][0]["changed"], false);
     assert_eq!(read(dir.path(), "s.toml"), first);
-    assert!(first.contains("[u]\nz = 3\n"), "{first}");
+    // The header is plain structure outside the region (SPEC: structured placement).
+    assert!(
+        first.ends_with(
+            "b = 2\n\n[u]\n# BEGIN Z MANAGED x hash=06e14e72c627\nz = 3\n# END Z MANAGED x\n"
+        ),
+        "{first}"
+    );
 }
 
 #[test]
@@ -69,7 +75,9 @@ fn repeated_set_at_a_new_toml_table_keeps_its_header() {
     set("4");
     let got = read(dir.path(), "t.toml");
     assert!(
-        got.contains("[u]\nz = 4\n") && got.contains("[t]\nb = 2\n"),
+        got.contains("[u]\n# BEGIN MANAGED x hash=")
+            && got.contains("\nz = 4\n")
+            && got.contains("[t]\nb = 2\n"),
         "{got}"
     );
 }

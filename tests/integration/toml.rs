@@ -253,7 +253,8 @@ fn sync_updates_a_region_inside_an_array_with_its_own_commas() {
     assert_eq!(util::code(&o), 0, "{}", util::stderr(&o));
     let text = std::fs::read_to_string(&path).expect("read");
     assert!(
-        text.contains("hash=") && text.contains("  \"b\",\n  \"c\",\n  # END"),
+        // An unhashed region stays unhashed: its marker lines are kept byte for byte.
+        !text.contains("hash=") && text.contains("  \"b\",\n  \"c\",\n  # END"),
         "{text}"
     );
     assert_eq!(
@@ -395,7 +396,24 @@ fn set_op(body: &str) -> Op {
 /// last line allowed).
 fn outside_identical(src: &[u8], out: &[u8]) {
     let text = String::from_utf8_lossy(out);
-    let rest = without_region(&text, "p");
+    let mut rest = without_region(&text, "p");
+    // A table created for the region is plain structure right above it.
+    if let Some(h) = text
+        .lines()
+        .zip(text.lines().skip(1))
+        .find(|(_, next)| next.contains("BEGIN ZYLOS MANAGED p"))
+        .map(|(h, _)| h)
+        .filter(|h| h.starts_with("[new.one]"))
+    {
+        let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
+        let line = format!("{h}{eol}");
+        if let Some(i) = rest.rfind(&line) {
+            rest.replace_range(i..i + line.len(), "");
+            if rest.ends_with(&format!("{eol}{eol}")) || rest == eol {
+                rest.truncate(rest.len() - eol.len());
+            }
+        }
+    }
     let src = String::from_utf8_lossy(src);
     let eol = if src.contains("\r\n") { "\r\n" } else { "\n" };
     assert!(
@@ -461,7 +479,12 @@ proptest! {
         cur["zk"] = json!(k);
         prop_assert_eq!(value_of(&out), want);
         let back = run_plan(&out, Op::Remove(Identity::new("ZYLOS", "p")), At::Default).expect("remove");
-        prop_assert_eq!(value_of(&back), before);
+        let mut want = before;
+        if table == "new.one" {
+            // Without the state store's record, the created header stays.
+            want["new"] = json!({"one": {}});
+        }
+        prop_assert_eq!(value_of(&back), want);
     }
 
     #[test]

@@ -96,14 +96,43 @@ fn at_table_keeps_the_tables_indentation() {
 }
 
 #[test]
-fn at_table_creates_a_missing_table_inside_the_region() {
+fn at_table_creates_a_missing_table_outside_the_region() {
     let src = "a = 1\r\n[t]\r\nb = 2\r\n";
-    let out = set(src, "k", "z = 3\n", At::Table("tool.\"x y\"".into())).expect("set");
+    let doc = Document::parse(src.as_bytes(), Format::Toml.syntax());
+    let op = Op::Set(Desired {
+        id: Identity::new("ACME", "k"),
+        body: b"z = 3\n".to_vec(),
+    });
+    let p = plan(
+        &doc,
+        Format::Toml.syntax(),
+        &[op],
+        &opts(At::Table("tool.\"x y\"".into())),
+    )
+    .expect("set");
+    let out = String::from_utf8(p.new).expect("utf-8");
     assert!(
-        out.contains("\r\n[tool.\"x y\"]\r\nz = 3\r\n# END"),
+        out.ends_with(&format!(
+            "b = 2\r\n\r\n[tool.\"x y\"]\r\n# BEGIN ACME MANAGED k hash={}\r\nz = 3\r\n# END ACME MANAGED k\r\n",
+            demarcate::body_hash(b"z=3\n")
+        )),
         "{out}"
     );
-    assert_eq!(remove(&out, "k").expect("remove"), src);
+    // The header is plain structure: without the state store's record it stays...
+    let kept = remove(&out, "k").expect("remove");
+    assert_eq!(kept, format!("{src}\r\n[tool.\"x y\"]\r\n"));
+    // ...with it, it goes with the region.
+    let doc = Document::parse(out.as_bytes(), Format::Toml.syntax());
+    let mut o = opts(At::Default);
+    o.created.clone_from(&p.created);
+    let back = plan(
+        &doc,
+        Format::Toml.syntax(),
+        &[Op::Remove(Identity::new("ACME", "k"))],
+        &o,
+    )
+    .expect("remove");
+    assert_eq!(String::from_utf8(back.new).expect("utf-8"), src);
 }
 
 #[test]

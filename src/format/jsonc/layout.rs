@@ -493,6 +493,7 @@ pub(crate) fn place_pointer(
             return Ok(Placement {
                 offset: r.span().start,
                 wrap: Some(wrap(&tokens[i.saturating_sub(1)..], doc.eol)),
+                ..Placement::default()
             });
         }
         let found = match c.kind {
@@ -529,11 +530,19 @@ pub(crate) fn place_pointer(
                 ));
             }
             None => {
+                // A missing object is made as plain structure outside the region, one level
+                // at a time (docs/reconcile.md, containers).
                 let offset = view.edge_offset(doc, id, edge)?;
-                return Ok(Placement {
-                    offset,
-                    wrap: Some(wrap(&tokens[i..], doc.eol)),
-                });
+                let path: Vec<crate::format::Step> = tokens[..=i]
+                    .iter()
+                    .map(|k| crate::format::Step {
+                        key: k.clone(),
+                        ..crate::format::Step::default()
+                    })
+                    .collect();
+                return Ok(super::home::create_member(
+                    view, doc, offset, &path[i], &path,
+                ));
             }
         }
     }
@@ -547,38 +556,12 @@ pub(crate) fn place_pointer(
         return Ok(Placement {
             offset: r.span().start,
             wrap: (!tokens.is_empty()).then(|| wrap(&tokens[last..], doc.eol)),
+            ..Placement::default()
         });
     }
     Ok(Placement {
         offset: view.edge_offset(doc, id, edge)?,
         wrap: None,
+        ..Placement::default()
     })
-}
-
-/// The JSON Pointer of container `id` (`""` for the root value).
-#[must_use]
-pub(crate) fn pointer_of(view: &View<'_>, id: u32) -> String {
-    let mut parts = Vec::new();
-    let mut cur = id;
-    while let Some((parent, idx)) = view.container(cur).and_then(|c| c.parent) {
-        let Some(p) = view.container(parent) else {
-            break;
-        };
-        match p.kind {
-            Kind::Object => {
-                let key = p
-                    .members
-                    .get(idx)
-                    .and_then(|m| m.key)
-                    .and_then(|k| decode_key(k.of(view.src)))
-                    .unwrap_or_default();
-                parts.push(key.replace('~', "~0").replace('/', "~1"));
-            }
-            Kind::Array => parts.push(idx.to_string()),
-            Kind::Top => break,
-        }
-        cur = parent;
-    }
-    parts.reverse();
-    parts.iter().map(|p| format!("/{p}")).collect()
 }

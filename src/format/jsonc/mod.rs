@@ -7,13 +7,15 @@
 //!
 //! docs/formats.md, JSONC, describes the rules a user sees.
 
+mod home;
 pub(crate) mod layout;
 pub(crate) mod lexer;
 pub(crate) mod scan;
 
-use super::{Fitted, KeyPolicy, Lexer, Placement, Syntax};
+use super::{Created, Fitted, Home, KeyPolicy, Lexer, Placement, Syntax};
 use crate::document::{Document, Region};
 use crate::lex::{Lexed, Span};
+use crate::marker::Identity;
 use crate::place::At;
 use layout::{Edge, View};
 use lexer::{TokenKind, Tokens};
@@ -56,9 +58,42 @@ impl Lexer for Jsonc {
 }
 
 impl Syntax for Jsonc {
-    fn template_at(&self, template: &Document<'_>, region: &Region) -> Option<At> {
-        let p = region_pointer(template, region);
-        Some(At::Pointer(if p.is_empty() { "/".to_owned() } else { p }))
+    fn home(&self, template: &Document<'_>, region: &Region) -> Option<Home> {
+        Some(home::home(template, region))
+    }
+
+    fn place_home(
+        &self,
+        doc: &Document<'_>,
+        id: &Identity,
+        all: &[(Identity, Home)],
+    ) -> Option<Result<Placement, String>> {
+        Some(home::place(doc, id, all))
+    }
+
+    fn remove_created(&self, doc: &Document<'_>, created: &Created) -> Vec<(Span, Vec<u8>)> {
+        home::remove_created(doc, created)
+    }
+
+    fn entries(&self, body: &[u8]) -> Option<Vec<(String, Span)>> {
+        home::entries(body)
+    }
+
+    fn join_entries(&self, entries: &[&[u8]]) -> Vec<u8> {
+        let n = entries.len();
+        let mut out = Vec::new();
+        for (i, e) in entries.iter().enumerate() {
+            if i + 1 < n {
+                out.extend_from_slice(&layout::fix_commas(e, true, true));
+            } else {
+                out.extend_from_slice(e);
+            }
+        }
+        out
+    }
+
+    fn assigned(&self, doc: &Document<'_>, offset: usize) -> Vec<String> {
+        home::assigned(doc, offset)
     }
 
     fn place(
@@ -241,14 +276,6 @@ pub(crate) fn normalize(body: &[u8]) -> Vec<u8> {
         out.truncate(k);
     }
     out
-}
-
-/// The JSON Pointer of the container that holds `region` in `doc` (`""` for the top level,
-/// `/` is not used: the root object is `""`), for placing the same region in another file.
-#[must_use]
-pub(crate) fn region_pointer(doc: &Document<'_>, region: &Region) -> String {
-    let view = View::new(doc, Members::All);
-    layout::pointer_of(&view, region.begin.context)
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //!   the end of the file) and how its body is indented;
 //! - [`validate`](mod@validate): scope safety (`scope-capture`) and the toml_edit check.
 
+mod home;
 mod lexer;
 mod normalize;
 #[cfg(test)]
@@ -18,9 +19,11 @@ mod tests;
 
 use std::sync::Arc;
 
-use super::{Fitted, KeyPolicy, Lexer, Placement, Syntax};
+use super::{Created, Fitted, Home, KeyPolicy, Lexer, Placement, Syntax};
 use crate::document::{Document, Region};
 use crate::lex::Lexed;
+use crate::lex::Span;
+use crate::marker::Identity;
 use crate::place::At;
 
 /// The TOML format.
@@ -56,31 +59,48 @@ impl Syntax for Toml {
     fn duplicate_keys_block(&self) -> bool {
         true
     }
-    fn template_at(&self, template: &Document<'_>, region: &Region) -> Option<At> {
-        let s = scan_of(template);
-        let body = region.body.of(template.src);
-        if s.headers
-            .iter()
-            .any(|h| region.body.start <= h.line.start && h.line.start < region.body.end)
-            || body.is_empty()
-        {
+    fn home(&self, template: &Document<'_>, region: &Region) -> Option<Home> {
+        Some(home::home(template, &scan_of(template), region))
+    }
+    fn place_home(
+        &self,
+        doc: &Document<'_>,
+        id: &Identity,
+        all: &[(Identity, Home)],
+    ) -> Option<Result<Placement, String>> {
+        home::place(doc, &scan_of(doc), id, all)
+    }
+    fn remove_created(&self, doc: &Document<'_>, created: &Created) -> Vec<(Span, Vec<u8>)> {
+        home::remove_created(doc, &scan_of(doc), created)
+    }
+    fn entries(&self, body: &[u8]) -> Option<Vec<(String, Span)>> {
+        let s = lexer::scan(body);
+        if !s.headers.is_empty() {
             return None;
         }
-        let header = s
+        let mut out = Vec::new();
+        let mut from = 0;
+        for st in s.stmts.iter().filter(|st| st.header.is_none()) {
+            if st.end <= from {
+                continue;
+            }
+            out.push((key_name(st.key.of(body)), Span::new(from, st.end)));
+            from = st.end;
+        }
+        Some(out)
+    }
+    fn assigned(&self, doc: &Document<'_>, offset: usize) -> Vec<String> {
+        let s = scan_of(doc);
+        let table = s
             .headers
             .iter()
-            .rev()
-            .find(|h| h.line.start < region.begin.line.start)?;
-        let text = String::from_utf8_lossy(header.line.of(template.src)).into_owned();
-        let name = text
-            .split('#')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .trim();
-        (!name.is_empty()).then(|| At::Table(name.to_owned()))
+            .rposition(|h| h.line.start < offset)
+            .and_then(|h| u32::try_from(h).ok());
+        s.stmts
+            .iter()
+            .filter(|st| st.header == table && doc.region_at(st.key.start).is_none())
+            .map(|st| key_name(st.key.of(doc.src)))
+            .collect()
     }
     fn fit_insert(&self, doc: &Document<'_>, offset: usize, body: &[u8]) -> Fitted {
         place::fit_insert(doc, offset, body)
@@ -101,6 +121,24 @@ impl Syntax for Toml {
     fn validate(&self, old: &Document<'_>, new: &Document<'_>) -> Result<(), String> {
         validate::validate(old, &scan_of(old), new, &scan_of(new))
     }
+}
+
+/// A key as written, without the spaces around its dots (`a . b` is `a.b`).
+fn key_name(raw: &[u8]) -> String {
+    let text = String::from_utf8_lossy(raw);
+    let mut out = String::with_capacity(text.len());
+    let mut quote: Option<char> = None;
+    for c in text.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if c == ' ' || c == '\t' => continue,
+            None => {}
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The TOML scan of a parsed document: the one its lexing made, or (for a document built

@@ -28,7 +28,13 @@ pub(super) fn place(
                 return None;
             }
             let offset = root_keys(doc, scan).unwrap_or(doc.src.len());
-            Some(eof_ok(doc, Placement { offset, wrap: None }))
+            Some(eof_ok(
+                doc,
+                Placement {
+                    offset,
+                    ..Placement::default()
+                },
+            ))
         }
         At::Table(t) => Some(table(doc, scan, t).and_then(|p| eof_ok(doc, p))),
         _ => None,
@@ -74,7 +80,7 @@ fn parse_path(t: &str) -> Option<Vec<String>> {
 }
 
 /// A path with its array-of-tables element markers removed.
-fn plain_path(path: &str) -> String {
+pub(super) fn plain_path(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     let mut skipping = false;
     for c in path.chars() {
@@ -91,7 +97,7 @@ fn plain_path(path: &str) -> String {
 }
 
 /// A key segment as it is written in a header: bare when it can be, else a basic string.
-fn render_segment(s: &str) -> String {
+pub(super) fn render_segment(s: &str) -> String {
     if !s.is_empty() && s.bytes().all(lexer::is_bare) {
         return s.to_owned();
     }
@@ -120,7 +126,10 @@ fn table(doc: &Document<'_>, scan: &Scan, t: &str) -> Result<Placement, String> 
     };
     if segs.is_empty() {
         let offset = root_keys(doc, scan).unwrap_or(doc.src.len());
-        return Ok(Placement { offset, wrap: None });
+        return Ok(Placement {
+            offset,
+            ..Placement::default()
+        });
     }
     let want = segs.join(&SEP.to_string());
     let found = scan
@@ -131,19 +140,21 @@ fn table(doc: &Document<'_>, scan: &Scan, t: &str) -> Result<Placement, String> 
         return Ok(Placement {
             offset: table_keys_end(doc, scan, Some(h)),
             wrap: None,
+            ..Placement::default()
         });
     }
-    let header: Vec<String> = segs.iter().map(|s| render_segment(s)).collect();
-    let wrap = format!("[{}]{}", header.join("."), doc.eol);
-    Ok(Placement {
-        offset: doc.src.len(),
-        wrap: Some((wrap.into_bytes(), Vec::new())),
-    })
+    // A missing table is made as plain structure outside the region, at the end of the
+    // file (docs/reconcile.md, containers).
+    let step = crate::format::Step {
+        key: want,
+        ..crate::format::Step::default()
+    };
+    Ok(super::home::create_table(doc, scan, &step, None, &[]))
 }
 
 /// Where the part of the file governed by `header` (or the root table) stops: the start of
 /// the next header's line, or of the region holding it.
-fn table_limit(doc: &Document<'_>, scan: &Scan, header: Option<usize>) -> usize {
+pub(super) fn table_limit(doc: &Document<'_>, scan: &Scan, header: Option<usize>) -> usize {
     let next = header.map_or(0, |h| h + 1);
     let Some(h) = scan.headers.get(next) else {
         return doc.src.len();
@@ -154,7 +165,7 @@ fn table_limit(doc: &Document<'_>, scan: &Scan, header: Option<usize>) -> usize 
 
 /// The end of the table's own keys: after its last key/value statement or key-only region,
 /// or right after its header line when it has none.
-fn table_keys_end(doc: &Document<'_>, scan: &Scan, header: Option<usize>) -> usize {
+pub(super) fn table_keys_end(doc: &Document<'_>, scan: &Scan, header: Option<usize>) -> usize {
     let start = header
         .and_then(|h| scan.headers.get(h))
         .map_or(0, |h| h.line.end);
@@ -190,7 +201,7 @@ fn own_end(doc: &Document<'_>, scan: &Scan, header: Option<usize>) -> Option<usi
 
 /// After the root table's keys; with none, before the comment lines right above the first
 /// header (they usually describe it); `None` when the file has neither keys nor headers.
-fn root_keys(doc: &Document<'_>, scan: &Scan) -> Option<usize> {
+pub(super) fn root_keys(doc: &Document<'_>, scan: &Scan) -> Option<usize> {
     if let Some(e) = own_end(doc, scan, None) {
         return Some(e);
     }
@@ -215,7 +226,7 @@ fn root_keys(doc: &Document<'_>, scan: &Scan) -> Option<usize> {
     Some(at)
 }
 
-fn trim(s: &[u8]) -> &[u8] {
+pub(super) fn trim(s: &[u8]) -> &[u8] {
     let a = s
         .iter()
         .position(|b| !b" \t\r\n".contains(b))

@@ -70,7 +70,10 @@ impl Syntax for Yaml {
         _body: &[u8],
     ) -> Option<Result<Placement, String>> {
         let At::Pointer(p) = at else { return None };
-        Some(place::container_start(doc, p).map(|offset| Placement { offset, wrap: None }))
+        Some(place::container_start(doc, p).map(|offset| Placement {
+            offset,
+            ..Placement::default()
+        }))
     }
 
     fn fit_insert(&self, doc: &Document<'_>, offset: usize, body: &[u8]) -> Fitted {

@@ -11,7 +11,7 @@ fi
 unset __conda_setup
 # <<< conda initialize <<<
 alias ll='ls -l'
-# BEGIN ANSIBLE MANAGED BLOCK hash=02a0a70196d3
+# BEGIN ANSIBLE MANAGED BLOCK
 export JAVA_HOME=/usr/lib/jvm/java-21
 # END ANSIBLE MANAGED BLOCK
 # BEGIN ZYLOS MANAGED hooks hash=830cf4028527

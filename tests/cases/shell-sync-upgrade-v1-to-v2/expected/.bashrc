@@ -1,5 +1,5 @@
 HISTSIZE=1000
-# BEGIN ZYLOS MANAGED path hash=0eb28e244d63
+# BEGIN ZYLOS MANAGED path
 export PATH="$HOME/.zylos/bin:$HOME/.zylos/tools:$PATH"
 # END ZYLOS MANAGED path
 # BEGIN ZYLOS MANAGED completion hash=c535d623f353

@@ -1,0 +1,3 @@
+# BEGIN OTHER MANAGED x
+# zylos-managed: bin PATH
+# END OTHER MANAGED x
