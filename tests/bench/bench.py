@@ -2,7 +2,7 @@
 """demarcate benchmarks: each row compares demarcate with a baseline in the same run.
 
 Usage: python3 tests/bench/bench.py [--bin target/release/demarcate] [--ansible] [--quick]
-                                    [--only set,list,check,crafted,apply]
+                                    [--only set,list,check,crafted,entries,apply]
 
 Rows (SPEC "Performance targets" in brackets):
   set on a 5 KB profile, whole process   vs  cat FILE                     [within 2.5x]
@@ -12,6 +12,7 @@ Rows (SPEC "Performance targets" in brackets):
   set --check (plan and validation), same files                          [>= 300 MB/s]
   check on crafted 10 MB files (deep TOML and JSONC nesting, interleaved BEGIN/END
   lines, many regions)                                                   [a few seconds, 4x]
+  sync of the 19-release settings history on a 50 KB strict JSON file    [within 3x of cat]
   apply over 10,000 small files, first and second run                    [< 2 s; < 0.3 s]
 Peak memory (GNU time's maximum resident size) is reported against the file size [1.2x].
 Times are medians of whole-process wall times; "cpu" is user + system time of the same runs,
@@ -276,7 +277,7 @@ def main():
     ap.add_argument("--ansible", action="store_true",
                     help="also compare with ansible blockinfile (installs ansible-core into target/)")
     ap.add_argument("--quick", action="store_true", help="smaller files, fewer runs")
-    ap.add_argument("--only", default="set,list,check,crafted,apply",
+    ap.add_argument("--only", default="set,list,check,crafted,entries,apply",
                     help="comma-separated groups of rows to run")
     a = ap.parse_args()
     only = set(a.only.split(","))
@@ -288,67 +289,26 @@ def main():
     tmp = tempfile.mkdtemp(prefix="demarcate-bench-")
     rows = []
     try:
-        # set on a 5 KB profile vs cat
-        prof = os.path.join(tmp, "profile.sh")
-        with open(prof, "wb") as f:
-            f.write(profile_5k())
-        bodies = []
-        for k in "ab":
-            p = os.path.join(tmp, f"body_{k}")
-            with open(p, "w") as f:
-                f.write(f"export ZYLOS_{k.upper()}=1\n")
-            bodies.append(p)
-        set_times = []
-        for i in range(30):
-            t, _ = timed([bin_, "set", prof, "--owner", "Z", "--name", "n", "--content-file",
-                          bodies[i % 2], "-q"], 1)
-            set_times.append(t)
-        t_set = statistics.median(set_times)
-        t_cat, _ = timed(["sh", "-c", f"cat {prof} >/dev/null"], 30)
-        t_cat_direct, _ = timed(["cat", prof], 30)
-        rows.append(("set, 5 KB profile (writes)", f"{t_set*1000:.2f} ms",
-                     f"cat: {t_cat_direct*1000:.2f} ms", f"{t_set/t_cat_direct:.2f}x cat",
-                     "within 3x of cat"))
-        if a.ansible:
-            ans = ansible_time(tmp, prof)
-            if ans:
-                rows.append(("set vs ansible blockinfile", f"{t_set*1000:.2f} ms",
-                             f"ansible: {ans*1000:.0f} ms", f"{ans/t_set:.0f}x faster",
-                             ">= 300x faster"))
-        # list on big files vs grep -c
-        for fmt, gen, name, size in (("shell", shell_file, "big.sh", big),
-                                     ("env", env_file, "big.env", big),
-                                     ("toml", toml_file, "big.toml", mid),
-                                     ("jsonc", jsonc_file, "big.jsonc", mid),
-                                     ("yaml", yaml_file, "big.yaml", big),
-                                     ("powershell", powershell_file, "big.ps1", big)):
-            path = os.path.join(tmp, name)
-            data = gen(size)
-            with open(path, "wb") as f:
-                f.write(data)
-            n = len(data)
-            try:
-                t_list, peak = timed([bin_, "list", path, "--format", fmt], runs)
-            except RuntimeError as e:
-                rows.append((f"list, {n/1e6:.0f} MB {fmt}", "failed", str(e)[:60], "", ""))
-                continue
-            t_grep, _ = timed(["grep", "-c", "MANAGED", path], runs)
-            rows.append((f"list, {n/1e6:.0f} MB {fmt}", f"{mbps(n, t_list):.0f} MB/s",
-                         f"grep -c: {mbps(n, t_grep):.0f} MB/s",
-                         f"{t_list/t_grep:.2f}x grep; peak {peak/n:.2f}x size",
-                         ">= 500 MB/s, 3x grep, 1.5x mem" if fmt in ("shell", "env")
-                         else ">= 300 MB/s" if fmt in ("yaml", "powershell")
-                         else ">= 200 MB/s"))
-            extra = ["--at", "/"] if fmt == "jsonc" else []
-            try:
-                t_s, _ = timed([bin_, "set", path, "--format", fmt, "--owner", "B", "--name", "x",
-                                "--content", body_for(fmt), "--check", *extra], runs)
-            except RuntimeError as e:
-                rows.append((f"set, {n/1e6:.0f} MB {fmt}", "failed", str(e)[:60], "", ""))
-                continue
-            rows.append((f"set --check (plan, no write), {n/1e6:.0f} MB {fmt}",
-                         f"{mbps(n, t_s):.0f} MB/s", "", "", ""))
-        rows += apply_rows(bin_, tmp, 1 if a.quick else 3)
+        if "set" in only:
+            rows += set_rows(bin_, tmp, a.ansible)
+        if only & {"list", "check"}:
+            for fmt, gen, name, size in (("shell", shell_file, "big.sh", big),
+                                         ("env", env_file, "big.env", big),
+                                         ("toml", toml_file, "big.toml", mid),
+                                         ("jsonc", jsonc_file, "big.jsonc", mid),
+                                         ("yaml", yaml_file, "big.yaml", big),
+                                         ("powershell", powershell_file, "big.ps1", big)):
+                rows += big_file_rows(bin_, tmp, fmt, gen, name, size, runs, only)
+        if "crafted" in only:
+            for what, fmt, gen, name in (("deep TOML nesting", "toml", deep_toml, "deep.toml"),
+                                         ("deep JSONC nesting", "jsonc", deep_jsonc, "deep.jsonc"),
+                                         ("interleaved BEGIN/END", "shell", interleaved, "il.sh"),
+                                         ("many regions", "shell", many_regions, "regions.sh")):
+                rows += crafted_rows(bin_, tmp, what, fmt, gen, name, crafted)
+        if "entries" in only:
+            rows += entries_rows(bin_, tmp, runs)
+        if "apply" in only:
+            rows += apply_rows(bin_, tmp, 1 if a.quick else 3)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"# {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, {machine()}")
@@ -359,6 +319,40 @@ def main():
     print("-+-".join("-" * x for x in w))
     for r in rows:
         print(" | ".join(c.ljust(w[i]) for i, c in enumerate(r)))
+
+
+def entries_rows(bin_, tmp, runs):
+    """Strict JSON entries: sync of the real 19-release settings history on a 50 KB
+    settings.json, one release per run (median per run) vs cat of the same file."""
+    fixtures = os.path.join(ROOT, "tests", "fixtures", "zylos-settings")
+    releases = sorted(f for f in os.listdir(fixtures) if f.endswith(".json"))
+    home = os.path.join(tmp, "entries-home")
+    os.makedirs(home, exist_ok=True)
+    target = os.path.join(home, "settings.json")
+    # The user's own settings: 50 KB of permissions and keys beside the runtime's hooks.
+    allow = ",\n".join(f'      "Bash(tool-{i} --flag)"' for i in range(1500))
+    with open(target, "w") as f:
+        f.write('{\n  "permissions": {\n    "allow": [\n' + allow + '\n    ]\n  },\n'
+                '  "theme": "dark"\n}\n')
+    env = dict(os.environ, HOME=home, XDG_STATE_HOME=os.path.join(home, ".state"))
+    times = []
+    for name in releases:
+        tpl = os.path.join(tmp, "release.json")
+        with open(os.path.join(fixtures, name)) as src, open(tpl, "w") as dst:
+            dst.write(src.read().replace("@ZYLOS_DIR@", os.path.join(home, "zylos")))
+        argv = [bin_, "sync", target, "--template", tpl, "--owner", "ZYLOS", "-q",
+                "--key", "/hooks/*=matcher", "--key", "/hooks/*/*/hooks=command:path"]
+        t0 = time.perf_counter()
+        p = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        times.append(time.perf_counter() - t0)
+        if p.returncode != 0:
+            return [("entries sync, 50 KB settings", "failed", p.stderr.decode()[:60], "", "")]
+    size = os.path.getsize(target)
+    t_sync = statistics.median(times)
+    t_cat, _ = timed(["cat", target], runs)
+    return [(f"entries sync, {size/1e3:.0f} KB settings, 19 releases (per run)",
+             f"{t_sync*1000:.2f} ms", f"cat: {t_cat*1000:.2f} ms", f"{t_sync/t_cat:.2f}x cat",
+             "within 3x of cat")]
 
 
 def machine():
