@@ -43,7 +43,10 @@ fn root(doc: &Document<'_>) -> Coll {
     let src = doc.src;
     let mut start = bom_len(src);
     if let Some(first) = next_content(doc, start) {
-        start = first.start;
+        // Before a region that holds the first entry, never inside it.
+        start = doc
+            .region_at(first.start)
+            .map_or(first.start, |r| r.begin.line.start);
     } else if src[start..].starts_with(b"---") {
         start = line_end(src, start);
     }
@@ -351,8 +354,9 @@ pub(super) fn place(
         )? {
             Some(next) => c = next,
             None => {
-                let offset = item_offset(doc, &its, depth, id, home, all)
-                    .unwrap_or_else(|| coll_end(doc, &c, &its));
+                // With no neighbour, at the collection's start, as a region there would go:
+                // a key made for one release then stays where the next release would make it.
+                let offset = item_offset(doc, &its, depth, id, home, all).unwrap_or(c.start);
                 let names: Vec<&str> = home.path[..=depth].iter().map(|s| s.key.as_str()).collect();
                 return Ok(create_key(doc, &c, &its, offset, &names));
             }
@@ -367,9 +371,12 @@ pub(super) fn place(
     })
 }
 
-/// The insertion offset of `home`'s item in collection `c` (at `depth` of its path): after
-/// the nearest item that precedes it in template order and that the collection has, else
-/// before the nearest that follows it; `None` when it has neither.
+/// The insertion offset of `home`'s item in a collection whose entries are `its` (at
+/// `depth` of its path): after the nearest item that precedes it in template order and that
+/// the collection has (a region, or a key holding one of the synced regions); `None` when
+/// it has none. Only items before it count, and a key only once it holds a synced region:
+/// those are placed before it in the same run, so where it goes does not depend on what
+/// earlier releases left (SPEC: skip-version equality).
 fn item_offset(
     doc: &Document<'_>,
     its: &[Line],
@@ -380,14 +387,20 @@ fn item_offset(
 ) -> Option<usize> {
     let src = doc.src;
     let mine = home.order_at(depth);
+    let synced = |span: Span| {
+        doc.regions.iter().any(|r| {
+            span.start <= r.begin.line.start
+                && r.end.line.end <= span.end
+                && all.iter().any(|(i, _)| *i == r.id)
+        })
+    };
     let mut before: Option<(u64, usize)> = None;
-    let mut after: Option<(u64, usize)> = None;
     for (oid, other) in all
         .iter()
         .filter(|(oid, h)| oid != id && !h.top && h.shares(home, depth))
     {
         let order = other.order_at(depth);
-        if order == mine {
+        if order >= mine || before.is_some_and(|(o, _)| o >= order) {
             continue;
         }
         let span = if other.path.len() == depth {
@@ -405,16 +418,13 @@ fn item_offset(
                     key_name(src, l).as_deref() == Some(key) && doc.region_at(l.start).is_none()
                 })
                 .map(|l| extent(doc, l))
+                .filter(|s| synced(*s))
         };
-        let Some(span) = span else { continue };
-        if order < mine && before.is_none_or(|(o, _)| o < order) {
+        if let Some(span) = span {
             before = Some((order, span.end));
         }
-        if order > mine && after.is_none_or(|(o, _)| o > order) {
-            after = Some((order, span.start));
-        }
     }
-    before.or(after).map(|(_, at)| at)
+    before.map(|(_, at)| at)
 }
 
 /// Splices that take away a key made by an insertion when it is as it was made (`key:`
