@@ -143,8 +143,7 @@ pub trait Syntax: Lexer {
         }
     }
 
-    /// As [`Syntax::fit_insert`], at the indentation the placement named
-    /// ([`Placement::indent`]).
+    /// As [`Syntax::fit_insert`], at the indentation the placement named (its `indent`).
     fn fit_insert_in(
         &self,
         doc: &Document<'_>,
