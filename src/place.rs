@@ -96,6 +96,10 @@ pub struct Placement {
     pub create: Vec<(Span, Vec<u8>)>,
     /// The container those splices create, for the state store.
     pub created: Option<Created>,
+    /// The indentation of the collection the region joins, where the lines around the
+    /// offset cannot tell (YAML: after the last entry of a nested mapping); the format
+    /// fits the body with [`crate::format::Syntax::fit_insert_in`].
+    pub indent: Option<usize>,
 }
 
 /// Where a region lives in its template: the containers around it, outermost first, and

@@ -688,7 +688,7 @@ fn insert_pending(
                 }
             }
         }
-        q.insert(&item.desired, &body, offset);
+        q.insert(&item.desired, &body, offset, placement.indent);
         if !adopted.is_empty() {
             for span in adopted {
                 q.splices.push(Splice {
@@ -1219,9 +1219,12 @@ impl<'d, 'a> Planner<'d, 'a> {
         });
     }
 
-    fn insert(&mut self, d: &Desired, body: &[u8], at: usize) {
+    fn insert(&mut self, d: &Desired, body: &[u8], at: usize, indent: Option<usize>) {
         let src = self.doc.src;
-        let fitted = self.syntax.fit_insert(self.doc, at, body);
+        let fitted = match indent {
+            Some(n) => self.syntax.fit_insert_in(self.doc, at, n, body),
+            None => self.syntax.fit_insert(self.doc, at, body),
+        };
         let mut text = Vec::with_capacity(fitted.body.len() + 128);
         // Right after a BOM is the start of the first line, not the end of one.
         let bom = bom_len(src);

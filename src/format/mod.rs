@@ -143,6 +143,17 @@ pub trait Syntax: Lexer {
         }
     }
 
+    /// As [`Syntax::fit_insert`], at the indentation the placement named (its `indent`).
+    fn fit_insert_in(
+        &self,
+        doc: &Document<'_>,
+        offset: usize,
+        _indent: usize,
+        body: &[u8],
+    ) -> Fitted {
+        self.fit_insert(doc, offset, body)
+    }
+
     /// Fits a replacement body (as for [`Syntax::fit_insert`]) to an existing region.
     fn fit_update(&self, _doc: &Document<'_>, _region: &Region, body: &[u8]) -> Vec<u8> {
         body.to_vec()

@@ -14,6 +14,7 @@ use nom::{
     bytes::complete::{tag, tag_no_case, take_while},
 };
 
+use crate::document::Document;
 use crate::lex::{Comment, Lexed, Span};
 
 use super::{KeyPolicy, Lexer, Syntax};
@@ -200,7 +201,25 @@ impl Lexer for Text {
     }
 }
 
-impl Syntax for Text {}
+impl Syntax for Text {
+    /// A file whose lines end in CR alone (classic Mac OS) is one line to every reader of
+    /// LF and CRLF: an edit would append a region in another line ending, so it is refused.
+    fn check_input(&self, doc: &Document<'_>) -> Result<(), String> {
+        let src = doc.src;
+        let lone_cr = src
+            .iter()
+            .enumerate()
+            .any(|(i, b)| *b == b'\r' && i + 1 < src.len());
+        if lone_cr && memchr(b'\n', src).is_none() {
+            return Err(
+                "its lines end in CR alone (classic Mac OS line endings), which are not line \
+                 breaks here; convert them to LF or CRLF first (`tr '\\r' '\\n'`)"
+                    .to_owned(),
+            );
+        }
+        Ok(())
+    }
+}
 
 /// What the parsers here return; errors carry nothing.
 type Res<'a, O> = IResult<&'a [u8], O, ()>;
@@ -229,6 +248,30 @@ fn line_comment(style: CommentStyle, text: &[u8]) -> bool {
 fn pair_comment(style: CommentStyle, text: &[u8]) -> bool {
     let (open, close) = (style.opener().as_bytes(), style.closer().as_bytes());
     text.len() >= open.len() + close.len() && text.starts_with(open) && text.ends_with(close)
+}
+
+/// Where a comment of `style` that reads as an END marker starts after other text on a
+/// line (the END of a block written without its last line break).
+fn glued_marker(style: CommentStyle, text: &[u8]) -> Option<usize> {
+    let open = style.opener().as_bytes();
+    let first = *open.first()?;
+    let mut from = 1;
+    while from < text.len() {
+        let at = from + memchr(first, &text[from..])?;
+        let tail = &text[at..];
+        let is_comment = if style.closer().is_empty() {
+            line_comment(style, tail)
+        } else {
+            pair_comment(style, tail)
+        };
+        if is_comment
+            && crate::marker::parse(tail).is_some_and(|m| m.kind == crate::marker::Kind::End)
+        {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 /// Lexes a text file: every line whose trimmed text is a comment of `style` is a comment
@@ -265,6 +308,15 @@ pub(crate) fn lex(src: &[u8], style: CommentStyle) -> Lexed {
                     alone: true,
                     context: 0,
                 });
+            } else if let Some(at) = glued_marker(style, text) {
+                // Text then a marker (`x=1# END …`, a block written without its last line
+                // break): never a marker, but reported, so the region is not taken as open.
+                let from = start + lead.len() + at;
+                out.comments.push(Comment {
+                    text: Span::new(from, start + lead.len() + text.len()),
+                    alone: false,
+                    context: 0,
+                });
             }
         }
         start = end + 1;
@@ -285,18 +337,20 @@ mod tests {
         lexed
             .comments
             .iter()
+            .filter(|c| c.alone)
             .map(|c| String::from_utf8_lossy(c.text.of(src.as_bytes())).into_owned())
             .collect()
     }
 
-    /// Spans in bounds, in order, on one line each, alone; nothing else reported.
+    /// Spans in bounds, in order, on one line each; not alone only when a marker follows
+    /// other text; nothing else reported.
     fn check(src: &[u8], lexed: &Lexed) {
         let mut last = 0;
         for c in &lexed.comments {
             assert!(c.text.start >= last && c.text.end <= src.len(), "{c:?}");
             assert!(c.text.start < c.text.end);
             assert!(!c.text.of(src).contains(&b'\n'));
-            assert!(c.alone);
+            assert!(c.alone || crate::marker::parse(c.text.of(src)).is_some());
             last = c.text.end;
         }
         assert!(lexed.inner_lines.is_empty() && lexed.keys.is_empty());
@@ -377,6 +431,35 @@ mod tests {
         // blockinfile only knows whole lines: a marker after text is no marker.
         assert!(comments("Host a # BEGIN X MANAGED a\n", CommentStyle::Hash).is_empty());
         assert!(comments("x <!-- BEGIN X MANAGED a -->\n", CommentStyle::Html).is_empty());
+    }
+
+    #[test]
+    fn a_marker_glued_to_text_is_reported_not_alone() {
+        // blockinfile's block written without its last line break: the END is not a marker,
+        // so the region stays open (unclosed-begin blocks edits) and the END is named.
+        let src = "a\n# BEGIN ANSIBLE MANAGED BLOCK\nx=1# END ANSIBLE MANAGED BLOCK\n";
+        let lexed = lex(src.as_bytes(), CommentStyle::Hash);
+        check(src.as_bytes(), &lexed);
+        assert_eq!(lexed.comments.len(), 2);
+        assert!(!lexed.comments[1].alone);
+        assert_eq!(
+            lexed.comments[1].text.of(src.as_bytes()),
+            b"# END ANSIBLE MANAGED BLOCK"
+        );
+        let doc = Document::parse(src.as_bytes(), &Text::new(CommentStyle::Hash));
+        let kinds: Vec<_> = doc.problems.iter().map(|p| p.kind).collect();
+        assert!(
+            kinds.contains(&crate::problem::ProblemKind::MarkerNotAlone)
+                && kinds.contains(&crate::problem::ProblemKind::UnclosedBegin),
+            "{kinds:?}"
+        );
+        // Text that is no marker after other text stays text.
+        assert_eq!(
+            lex(b"Banner Don't # panic\n", CommentStyle::Hash)
+                .comments
+                .len(),
+            0
+        );
     }
 
     #[test]

@@ -21,4 +21,5 @@ mod toml;
 mod toml_plan;
 mod upgrade;
 mod util;
+mod yaml_place;
 mod zylos;

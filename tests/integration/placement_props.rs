@@ -1,4 +1,4 @@
-//! Property test of structured placement: random histories of JSONC and TOML templates
+//! Property test of structured placement: random histories of JSONC, TOML and YAML templates
 //! (regions added, removed and moved between containers, containers appearing and going
 //! away) synced into a file with the user's own content. Every step succeeds and parses, and
 //! the first release followed straight by the last gives the same bytes as every release in
@@ -91,6 +91,25 @@ fn toml_template(rel: &Release) -> String {
     out
 }
 
+/// YAML: each region a key of its mapping; the mappings nested as their paths say.
+fn yaml_items(rel: &Release, c: usize, indent: &str) -> String {
+    let mut out = String::new();
+    for i in regions_in(rel, c) {
+        out.push_str(&format!(
+            "{indent}# BEGIN Z MANAGED r{i}\n{indent}k{i}: {i}\n{indent}# END Z MANAGED r{i}\n"
+        ));
+    }
+    for (d, path) in CONTAINERS.iter().enumerate() {
+        if path.len() == CONTAINERS[c].len() + 1 && path.starts_with(CONTAINERS[c]) && used(rel, d)
+        {
+            let key = path.last().copied().unwrap_or_default();
+            out.push_str(&format!("{indent}{key}:\n"));
+            out.push_str(&yaml_items(rel, d, &format!("{indent}  ")));
+        }
+    }
+    out
+}
+
 fn sync(dir: &Path, target: &str, template: &str) -> Result<String, TestCaseError> {
     let ext = Path::new(target)
         .extension()
@@ -146,5 +165,11 @@ proptest! {
     fn toml_jump_equals_steps(rels in proptest::collection::vec(release(), 2..5)) {
         let templates: Vec<String> = rels.iter().map(toml_template).collect();
         history("config.toml", "user = 1\n\n[u]\nx = 1\n", &templates)?;
+    }
+
+    #[test]
+    fn yaml_jump_equals_steps(rels in proptest::collection::vec(release(), 2..5)) {
+        let templates: Vec<String> = rels.iter().map(|r| yaml_items(r, 0, "")).collect();
+        history("config.yaml", "# mine\nuser: 1\nu:\n  mine: 2\n", &templates)?;
     }
 }

@@ -34,8 +34,10 @@ use nom::{
 use crate::document::{Document, Region};
 use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
 
-use super::{At, Fitted, KeyPolicy, Lexer, Placement, Syntax};
+use super::{At, Created, Fitted, Home, KeyPolicy, Lexer, Placement, Syntax};
+use crate::marker::Identity;
 
+mod home;
 mod place;
 
 /// The YAML format.
@@ -62,7 +64,7 @@ impl Syntax for Yaml {
     }
 
     /// `--at /a/b`: at the start of the block mapping or sequence at that path of the first
-    /// document (it must exist); other positions are the line rules.
+    /// document, its missing keys created first; other positions are the line rules.
     fn place(
         &self,
         doc: &Document<'_>,
@@ -70,14 +72,42 @@ impl Syntax for Yaml {
         _body: &[u8],
     ) -> Option<Result<Placement, String>> {
         let At::Pointer(p) = at else { return None };
-        Some(place::container_start(doc, p).map(|offset| Placement {
-            offset,
-            ..Placement::default()
-        }))
+        Some(home::place_pointer(doc, p))
+    }
+
+    fn home(&self, template: &Document<'_>, region: &Region) -> Option<Home> {
+        home::home(template, region)
+    }
+
+    fn place_home(
+        &self,
+        doc: &Document<'_>,
+        id: &Identity,
+        all: &[(Identity, Home)],
+    ) -> Option<Result<Placement, String>> {
+        Some(home::place(doc, id, all))
+    }
+
+    fn remove_created(&self, doc: &Document<'_>, created: &Created) -> Vec<(Span, Vec<u8>)> {
+        home::remove_created(doc, created)
     }
 
     fn fit_insert(&self, doc: &Document<'_>, offset: usize, body: &[u8]) -> Fitted {
         let indent = place::indent_at(doc, offset);
+        Fitted {
+            body: place::indent_body(body, indent),
+            indent: vec![b' '; indent],
+            ..Fitted::default()
+        }
+    }
+
+    fn fit_insert_in(
+        &self,
+        _doc: &Document<'_>,
+        _offset: usize,
+        indent: usize,
+        body: &[u8],
+    ) -> Fitted {
         Fitted {
             body: place::indent_body(body, indent),
             indent: vec![b' '; indent],

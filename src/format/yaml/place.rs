@@ -9,17 +9,18 @@ use super::{blank_line, entry_indicator, indent, key_end, marker_line};
 
 /// One line that holds YAML content in block context (not blank, not a comment, not inside a
 /// scalar or flow collection).
-struct Line {
-    start: usize,
-    indent: usize,
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Line {
+    pub(super) start: usize,
+    pub(super) indent: usize,
     /// The line's first token is a `-` entry indicator.
-    entry: bool,
+    pub(super) entry: bool,
     /// The line opens a collection below it (`key:` or `-` with no value on the line).
-    opens: bool,
+    pub(super) opens: bool,
 }
 
 /// The content line starting at `start`, if it is one.
-fn content_line(doc: &Document<'_>, start: usize) -> Option<Line> {
+pub(super) fn content_line(doc: &Document<'_>, start: usize) -> Option<Line> {
     let src = doc.src;
     let end = line_end(src, start);
     let line = &src[start..end];
@@ -60,7 +61,7 @@ fn content_line(doc: &Document<'_>, start: usize) -> Option<Line> {
 
 /// The content line at or after `from` (a line start), if any, before the end of the
 /// document.
-fn next_content(doc: &Document<'_>, mut from: usize) -> Option<Line> {
+pub(super) fn next_content(doc: &Document<'_>, mut from: usize) -> Option<Line> {
     let src = doc.src;
     while from < src.len() {
         let end = line_end(src, from);
@@ -109,13 +110,23 @@ pub(super) fn indent_at(doc: &Document<'_>, offset: usize) -> usize {
     }
 }
 
-/// `body` with `indent` spaces before every line that is not empty.
+/// `body` moved to `indent`: the indentation its lines share taken away (as a template's
+/// region is written at its collection's indentation), then `indent` spaces before every
+/// line that is not empty. Lines keep their indentation relative to each other, so block
+/// scalars keep theirs.
 pub(super) fn indent_body(body: &[u8], indent: usize) -> Vec<u8> {
-    if indent == 0 {
+    let common = body
+        .split_inclusive(|b| *b == b'\n')
+        .filter(|l| !blank_line(l.strip_suffix(b"\n").unwrap_or(l)))
+        .map(super::indent)
+        .min()
+        .unwrap_or(0);
+    if indent == 0 && common == 0 {
         return body.to_vec();
     }
     let mut out = Vec::with_capacity(body.len() + body.len() / 8 + indent);
     for line in body.split_inclusive(|b| *b == b'\n') {
+        let line = &line[super::indent(line).min(common)..];
         if !matches!(line, b"\n" | b"\r\n") {
             out.resize(out.len() + indent, b' ');
         }
@@ -125,7 +136,7 @@ pub(super) fn indent_body(body: &[u8], indent: usize) -> Vec<u8> {
 }
 
 /// A JSON Pointer's tokens (`~1` is `/`, `~0` is `~`); `""` and `"/"` name the root.
-fn tokens(pointer: &str) -> Vec<String> {
+pub(super) fn tokens(pointer: &str) -> Vec<String> {
     pointer
         .split('/')
         .skip(1)
@@ -134,94 +145,13 @@ fn tokens(pointer: &str) -> Vec<String> {
         .collect()
 }
 
-/// The start of the line after the key line of the block collection at `pointer` in the
-/// first document (the root: its first content line).
-///
-/// # Errors
-/// A message when a key along the path is missing or holds no block collection.
-pub(super) fn container_start(doc: &Document<'_>, pointer: &str) -> Result<usize, String> {
-    let src = doc.src;
-    let mut start = bom_len(src);
-    // The first document's content starts after a `---` line.
-    if let Some(first) = next_content(doc, start) {
-        start = first.start;
-    } else if src[start..].starts_with(b"---") {
-        start = line_end(src, start);
-    }
-    let mut parent: isize = -1;
-    let mut walked = String::new();
-    for token in tokens(pointer) {
-        walked.push('/');
-        walked.push_str(&token.replace('~', "~0").replace('/', "~1"));
-        let mut line = start;
-        let mut child_indent: Option<usize> = None;
-        let mut found = None;
-        while let Some(l) = next_content(doc, line) {
-            let ind = l.indent as isize;
-            let c = *child_indent.get_or_insert(l.indent);
-            if ind <= parent && !(ind == parent && l.entry) || l.indent < c {
-                break;
-            }
-            if l.indent == c {
-                let at = l.start + l.indent;
-                let end = line_end(src, at);
-                if let Some((name, _)) = key_end(src, at, end)
-                    && name.of(src) == token.as_bytes()
-                {
-                    found = Some(l);
-                    break;
-                }
-            }
-            line = line_end(src, l.start);
-        }
-        let Some(key) = found else {
-            return Err(format!(
-                "position {pointer}: the file has no key `{walked}` (a block mapping or sequence); \
-                 create it first"
-            ));
-        };
-        if !key.opens {
-            return Err(format!(
-                "position {pointer}: `{walked}` holds a value on its line, not a block mapping or \
-                 sequence"
-            ));
-        }
-        start = line_end(src, key.start);
-        parent = key.indent as isize;
-    }
-    Ok(start)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::format::yaml::Yaml;
 
-    fn at(src: &str, pointer: &str) -> Result<(usize, usize), String> {
-        let doc = Document::parse(src.as_bytes(), &Yaml);
-        let offset = container_start(&doc, pointer)?;
-        Ok((offset, indent_at(&doc, offset)))
-    }
-
     const COMPOSE: &str =
         "services:\n  web:\n    image: nginx\n  db:\n    image: pg\nvolumes:\nsteps:\n- a\n";
-
-    #[test]
-    fn a_pointer_names_an_existing_collection() {
-        assert_eq!(at(COMPOSE, "/services"), Ok((10, 2)));
-        assert_eq!(at(COMPOSE, "/services/db"), Ok((40, 4)));
-        // A key with no value yet: its entries will be two spaces deeper.
-        assert_eq!(at(COMPOSE, "/volumes"), Ok((63, 2)));
-        // A sequence at its key's column.
-        assert_eq!(at(COMPOSE, "/steps"), Ok((70, 0)));
-        assert_eq!(at(COMPOSE, "/"), Ok((0, 0)));
-        let missing = at(COMPOSE, "/services/cache").unwrap_or_default_err();
-        assert!(missing.contains("no key `/services/cache`"), "{missing}");
-        let scalar = at(COMPOSE, "/services/web/image").unwrap_or_default_err();
-        assert!(scalar.contains("holds a value"), "{scalar}");
-        // Not a key of a deeper mapping.
-        assert!(at(COMPOSE, "/image").is_err());
-    }
 
     #[test]
     fn a_line_insertion_joins_the_next_lines_collection() {
@@ -234,14 +164,11 @@ mod tests {
             indent_body(b"a: 1\n\nb:\r\n  c: 2\n", 2),
             b"  a: 1\n\n  b:\r\n    c: 2\n"
         );
-    }
-
-    trait ErrText {
-        fn unwrap_or_default_err(self) -> String;
-    }
-    impl<T> ErrText for Result<T, String> {
-        fn unwrap_or_default_err(self) -> String {
-            self.err().unwrap_or_default()
-        }
+        // A template's body, written at its collection's indentation, moves as a whole.
+        assert_eq!(
+            indent_body(b"  web:\n    cmd: |\n      x\n\n        y\n", 4),
+            b"    web:\n      cmd: |\n        x\n\n          y\n"
+        );
+        assert_eq!(indent_body(b"  - a\n  - b\n", 0), b"- a\n- b\n");
     }
 }
