@@ -116,6 +116,10 @@ export interface ReadOptions extends RunOptions {
   marker?: string;
   markerBegin?: string;
   markerEnd?: string;
+}
+
+/** Ansible's prepend_newline/append_newline (set, sync, remove). */
+export interface BlankOptions {
   /** An empty line before a new region (Ansible's prepend_newline); removed with it. */
   blankBefore?: boolean;
   /** An empty line after a new region (Ansible's append_newline); removed with it. */
@@ -155,20 +159,20 @@ export interface InsertOptions {
   adopt?: string | string[];
 }
 
-export interface SetOptions extends ReadOptions, WriteOptions, DriftOptions, InsertOptions {
+export interface SetOptions extends ReadOptions, BlankOptions, WriteOptions, DriftOptions, InsertOptions {
   owner?: string;
   name?: string;
   /** The region's body (a final line break is added if missing). */
   content: string;
 }
 
-export interface RemoveOptions extends ReadOptions, WriteOptions, DriftOptions, KeyOptions {
+export interface RemoveOptions extends ReadOptions, BlankOptions, WriteOptions, DriftOptions, KeyOptions {
   owner?: string;
   /** The region to remove. Without it, on a strict JSON file, every entry of `owner` goes. */
   name?: string;
 }
 
-export interface SyncOptions extends ReadOptions, WriteOptions, DriftOptions, InsertOptions, KeyOptions {
+export interface SyncOptions extends ReadOptions, BlankOptions, WriteOptions, DriftOptions, InsertOptions, KeyOptions {
   /** A file of the same format whose regions (strict JSON: entries) are the desired ones. */
   template: string;
   /** Only reconcile this owner's regions; strict JSON: the owner of the entries (required there). */

@@ -23,14 +23,15 @@ class DemarcateError extends Error {
 
 // Each command takes only the flags that mean something for it (docs/cli.md, "Flags"); the
 // options are grouped the same way, from the options object's camelCase names.
-const READ = ["format", "comment", "marker", "markerBegin", "markerEnd", "blankBefore", "blankAfter"];
+const READ = ["format", "comment", "marker", "markerBegin", "markerEnd"];
+const BLANK = ["blankBefore", "blankAfter"];
 const WRITE = ["dryRun", "check", "backup", "validate"];
 const INSERT = ["at", "noHash", "noCreate", "force", "adopt"];
 const RUN = ["binary", "env", "cwd"];
 const ALLOWED = {
-  sync: [...READ, ...INSERT, ...WRITE, "onDrift", "template", "owner", "respectRemovals", "keys", "seeds", "pruneAdopted", "entries"],
-  set: [...READ, ...INSERT, ...WRITE, "onDrift", "owner", "name", "content"],
-  remove: [...READ, ...WRITE, "onDrift", "owner", "name", "keys"],
+  sync: [...READ, ...BLANK, ...INSERT, ...WRITE, "onDrift", "template", "owner", "respectRemovals", "keys", "seeds", "pruneAdopted", "entries"],
+  set: [...READ, ...BLANK, ...INSERT, ...WRITE, "onDrift", "owner", "name", "content"],
+  remove: [...READ, ...BLANK, ...WRITE, "onDrift", "owner", "name", "keys"],
   list: [...READ, "keys"],
   check: [...READ, "keys"],
   apply: [...WRITE, "onDrift", "noHash", "force", "respectRemovals"],
