@@ -15,6 +15,29 @@ export interface RegionReport {
     | "kept-drifted"
     | "merged"
     | "pruned"
+    | "adopted"
+    | (string & {});
+}
+
+/** An owned entry of a strict JSON file (docs/entries.md). */
+export interface EntryReport {
+  owner: string;
+  /** The canonical key: `/model`, `/hooks/Stop[matcher=]/hooks[command=node /home/u/z/h.js]`. */
+  key: string;
+  /** The entry's JSON Pointer in the file as read (an element appended to an array ends in `/-`). */
+  pointer: string;
+  state: "pristine" | "drifted" | "missing" | "user" | (string & {});
+  action:
+    | "unchanged"
+    | "inserted"
+    | "updated"
+    | "removed"
+    | "kept-drifted"
+    | "kept-user"
+    | "merged"
+    | "pruned"
+    | "adopted"
+    | "left"
     | (string & {});
 }
 
@@ -35,6 +58,8 @@ export interface FileReport {
   changed: boolean;
   regions: RegionReport[];
   problems: ProblemReport[];
+  /** Strict JSON files (format `json`): the owned entries and what the command did with each. */
+  entries?: EntryReport[];
   /** Only when there are some. */
   warnings?: string[];
   /** Only when this file failed (the call then rejects, and the error carries the report). */
@@ -46,7 +71,10 @@ export interface FileReport {
 /** The parsed --json report, plus how the run ended. */
 export interface Report {
   files: FileReport[];
-  /** 0: done or nothing to do. 1: with `check: true` a change is due; for check(): problems found. */
+  /**
+   * 0: done or nothing to do. 1: with `check: true` a change is due; for check(): problems
+   * found; for uninstall(): something edited by hand was kept.
+   */
   exitCode: 0 | 1;
   /** What the tool printed on standard error (warnings, notes). */
   stderr: string;
@@ -62,66 +90,130 @@ export interface RunOptions {
   cwd?: string;
 }
 
-/** The flags every editing command takes (see docs/cli.md). */
-export interface EditOptions extends RunOptions {
-  format?: "auto" | "shell" | "env" | "toml" | "jsonc" | (string & {});
-  /** Write nothing; each file's `diff` holds what would change. */
-  dryRun?: boolean;
-  /** Write nothing; resolve with exitCode 1 when a change is due. */
-  check?: boolean;
-  onDrift?: "keep" | "overwrite" | "merge" | "fail";
-  /** Where a new region goes: end, start, after:REGEX, before:REGEX, table:a.b, /json/pointer. */
-  at?: string;
-  noHash?: boolean;
-  noCreate?: boolean;
-  backup?: boolean;
-  /** A command run on the new content before it replaces the file: 'CMD %s'. */
-  validate?: string;
-  force?: boolean;
+/** The file formats (`auto` detects it from the name, then the shebang; `json` is strict JSON). */
+export type Format =
+  | "auto"
+  | "shell"
+  | "env"
+  | "toml"
+  | "jsonc"
+  | "json"
+  | "text"
+  | "markdown"
+  | "markup"
+  | "ini"
+  | "fish"
+  | "powershell"
+  | "yaml"
+  | (string & {});
+
+/** The reading flags: how the file and its markers are read (list, check, set, sync, remove). */
+export interface ReadOptions extends RunOptions {
+  format?: Format;
+  /** The text format's comment for markers: `#`, `;`, `//`, `--`, `REM`, `'<!-- -->'`, …; implies format text. */
+  comment?: string;
+  /** Markers in another tool's style: `'# {mark} ANSIBLE MANAGED BLOCK'`. */
+  marker?: string;
   markerBegin?: string;
   markerEnd?: string;
 }
 
-export interface SetOptions extends EditOptions {
+/** Ansible's prepend_newline/append_newline (set, sync, remove). */
+export interface BlankOptions {
+  /** An empty line before a new region (Ansible's prepend_newline); removed with it. */
+  blankBefore?: boolean;
+  /** An empty line after a new region (Ansible's append_newline); removed with it. */
+  blankAfter?: boolean;
+}
+
+/** Strict JSON files: key rules for array elements, `POINTER=FIELD` (`/hooks/*=matcher`). */
+export interface KeyOptions {
+  /** Remembered with the registry, so later runs need not repeat them. */
+  keys?: string | string[];
+}
+
+/** The writing flags (every command that edits files). */
+export interface WriteOptions extends RunOptions {
+  /** Write nothing; each changed file's `diff` holds what would change. */
+  dryRun?: boolean;
+  /** Write nothing; resolve with exitCode 1 when a change is due. */
+  check?: boolean;
+  backup?: boolean;
+  /** A command run on the new content before it replaces the file: 'CMD %s'. */
+  validate?: string;
+}
+
+export interface DriftOptions {
+  onDrift?: "keep" | "overwrite" | "merge" | "fail";
+}
+
+/** The flags of commands that insert regions (set, sync). */
+export interface InsertOptions {
+  /** Where a new region goes: end, start, after:REGEX, before:REGEX, table:a.b, /json/pointer. */
+  at?: string;
+  noHash?: boolean;
+  noCreate?: boolean;
+  /** Write even when the edit creates a duplicate key in a JSONC object or TOML table. */
+  force?: boolean;
+  /** Lines an older installer wrote without markers (`re:REGEX` for a pattern): the new region takes their place. */
+  adopt?: string | string[];
+}
+
+export interface SetOptions extends ReadOptions, BlankOptions, WriteOptions, DriftOptions, InsertOptions {
   owner?: string;
   name?: string;
   /** The region's body (a final line break is added if missing). */
   content: string;
 }
 
-export interface RemoveOptions extends EditOptions {
+export interface RemoveOptions extends ReadOptions, BlankOptions, WriteOptions, DriftOptions, KeyOptions {
   owner?: string;
+  /** The region to remove. Without it, on a strict JSON file, every entry of `owner` goes. */
   name?: string;
 }
 
-export interface SyncOptions extends EditOptions {
-  /** A file of the same format whose regions are the desired ones. */
+export interface SyncOptions extends ReadOptions, BlankOptions, WriteOptions, DriftOptions, InsertOptions, KeyOptions {
+  /** A file of the same format whose regions (strict JSON: entries) are the desired ones. */
   template: string;
-  /** Only reconcile this owner's regions. */
+  /** Only reconcile this owner's regions; strict JSON: the owner of the entries (required there). */
   owner?: string;
   respectRemovals?: boolean;
+  /** Strict JSON: entries (canonical keys or key prefixes) written only when absent, never updated. */
+  seeds?: string | string[];
+  /** Strict JSON: the reverse pass also deletes entries adopted without a registry. */
+  pruneAdopted?: boolean;
+  /** Handle a JSONC file as strict JSON entries (it must have no comments). */
+  entries?: boolean;
 }
 
-export interface ApplyOptions extends EditOptions {
+export interface ApplyOptions extends WriteOptions, DriftOptions {
   respectRemovals?: boolean;
+  noHash?: boolean;
+  force?: boolean;
 }
 
-export interface ReadOptions extends RunOptions {
-  format?: EditOptions["format"];
-}
+export interface ListOptions extends ReadOptions, KeyOptions {}
+
+export type UninstallOptions = WriteOptions;
 
 /** Make each target's regions equal to the template's: insert, update, prune. */
 export function sync(targets: string | string[], options: SyncOptions): Promise<Report>;
 /** Insert or update one region. */
 export function set(target: string, options: SetOptions): Promise<Report>;
-/** Remove one region, markers included. */
+/** Remove one region, markers included; on a strict JSON file without `name`, every entry of `owner`. */
 export function remove(target: string, options: RemoveOptions): Promise<Report>;
-/** The regions of each file and their state. */
-export function list(targets: string | string[], options?: ReadOptions): Promise<Report>;
+/** The regions (strict JSON: entries) of each file and their state. */
+export function list(targets: string | string[], options?: ListOptions): Promise<Report>;
 /** Damaged markers, drift and duplicate keys; exitCode 1 when anything is found. */
-export function check(targets: string | string[], options?: ReadOptions): Promise<Report>;
+export function check(targets: string | string[], options?: ListOptions): Promise<Report>;
 /** Reconcile every file a manifest names. */
 export function apply(manifest: string, options?: ApplyOptions): Promise<Report>;
+/**
+ * Remove every region and entry `owner` wrote, in every file the state store knows (the
+ * report's paths are absolute). exitCode 1: something was kept because it was edited by hand
+ * (each file's `warnings` say what), or with `check: true` a change is due.
+ */
+export function uninstall(owner: string, options?: UninstallOptions): Promise<Report>;
 /** The binary the API would run, or null. */
 export function findBinary(env?: NodeJS.ProcessEnv): string | null;
 

@@ -21,21 +21,66 @@ class DemarcateError extends Error {
   }
 }
 
-// Flags every editing command takes, from the options object's camelCase names.
-function commonArgs(o) {
+// Each command takes only the flags that mean something for it (docs/cli.md, "Flags"); the
+// options are grouped the same way, from the options object's camelCase names.
+const READ = ["format", "comment", "marker", "markerBegin", "markerEnd"];
+const BLANK = ["blankBefore", "blankAfter"];
+const WRITE = ["dryRun", "check", "backup", "validate"];
+const INSERT = ["at", "noHash", "noCreate", "force", "adopt"];
+const RUN = ["binary", "env", "cwd"];
+const ALLOWED = {
+  sync: [...READ, ...BLANK, ...INSERT, ...WRITE, "onDrift", "template", "owner", "respectRemovals", "keys", "seeds", "pruneAdopted", "entries"],
+  set: [...READ, ...BLANK, ...INSERT, ...WRITE, "onDrift", "owner", "name", "content"],
+  remove: [...READ, ...BLANK, ...WRITE, "onDrift", "owner", "name", "keys"],
+  list: [...READ, "keys"],
+  check: [...READ, "keys"],
+  apply: [...WRITE, "onDrift", "noHash", "force", "respectRemovals"],
+  uninstall: [...WRITE],
+};
+
+// An option the command does not take is a mistake (a typo, or a flag of another command, which
+// the binary would refuse as a usage error): say so before anything runs.
+function checkOptions(command, o) {
+  const allowed = new Set([...ALLOWED[command], ...RUN]);
+  const unknown = Object.keys(o).filter((k) => o[k] !== undefined && !allowed.has(k));
+  if (unknown.length) {
+    throw new TypeError(
+      `demarcate.${command}: ${unknown.map((k) => `\`${k}\``).join(", ")} ` +
+        `${unknown.length === 1 ? "is not an option" : "are not options"} of ${command} ` +
+        `(it takes: ${ALLOWED[command].join(", ") || "no options besides binary, env, cwd"})`,
+    );
+  }
+}
+
+function many(value) {
+  if (value === undefined || value === null) return [];
+  return (Array.isArray(value) ? value : [value]).map(String);
+}
+
+function flagArgs(o) {
   const a = [];
   if (o.format) a.push("--format", o.format);
-  if (o.dryRun) a.push("--dry-run");
-  if (o.check) a.push("--check");
-  if (o.onDrift) a.push("--on-drift", o.onDrift);
+  if (o.comment !== undefined) a.push(`--comment=${o.comment}`);
+  if (o.marker !== undefined) a.push("--marker", o.marker);
+  if (o.markerBegin !== undefined) a.push("--marker-begin", o.markerBegin);
+  if (o.markerEnd !== undefined) a.push("--marker-end", o.markerEnd);
+  if (o.blankBefore) a.push("--blank-before");
+  if (o.blankAfter) a.push("--blank-after");
+  for (const k of many(o.keys)) a.push("--key", k);
+  for (const s of many(o.seeds)) a.push("--seed", s);
+  if (o.pruneAdopted) a.push("--prune-adopted");
+  if (o.entries) a.push("--entries");
   if (o.at) a.push("--at", o.at);
   if (o.noHash) a.push("--no-hash");
   if (o.noCreate) a.push("--no-create");
+  if (o.force) a.push("--force");
+  for (const t of many(o.adopt)) a.push(`--adopt=${t}`);
+  if (o.onDrift) a.push("--on-drift", o.onDrift);
+  if (o.respectRemovals) a.push("--respect-removals");
+  if (o.dryRun) a.push("--dry-run");
+  if (o.check) a.push("--check");
   if (o.backup) a.push("--backup");
   if (o.validate) a.push("--validate", o.validate);
-  if (o.force) a.push("--force");
-  if (o.markerBegin) a.push("--marker-begin", o.markerBegin);
-  if (o.markerEnd) a.push("--marker-end", o.markerEnd);
   return a;
 }
 
@@ -150,40 +195,49 @@ function run(args, { input, binary, env, cwd } = {}) {
 }
 
 function sync(targets, options = {}) {
+  checkOptions("sync", options);
   if (!options.template) throw new TypeError("demarcate.sync: options.template is required");
-  const a = ["sync", ...commonArgs(options), "--template", options.template];
+  const a = ["sync", ...flagArgs(options), "--template", String(options.template)];
   if (options.owner !== undefined) a.push("--owner", options.owner);
-  if (options.respectRemovals) a.push("--respect-removals");
   return run([...a, "--", ...targetsOf(targets)], options);
 }
 
 function set(target, options = {}) {
+  checkOptions("set", options);
   if (options.content === undefined) throw new TypeError("demarcate.set: options.content is required");
-  const a = ["set", ...commonArgs(options), ...idArgs(options), "--content-file", "-"];
+  const a = ["set", ...flagArgs(options), ...idArgs(options), "--content-file", "-"];
   return run([...a, "--", String(target)], { ...options, input: String(options.content) });
 }
 
+// Without `name`, on a strict JSON file: every entry `owner` wrote goes (docs/entries.md).
 function remove(target, options = {}) {
-  const a = ["remove", ...commonArgs(options), ...idArgs(options)];
+  checkOptions("remove", options);
+  const a = ["remove", ...flagArgs(options), ...idArgs(options)];
   return run([...a, "--", String(target)], options);
 }
 
 function list(targets, options = {}) {
-  const a = ["list"];
-  if (options.format) a.push("--format", options.format);
-  return run([...a, "--", ...targetsOf(targets)], options);
+  checkOptions("list", options);
+  return run(["list", ...flagArgs(options), "--", ...targetsOf(targets)], options);
 }
 
 function check(targets, options = {}) {
-  const a = ["check"];
-  if (options.format) a.push("--format", options.format);
-  return run([...a, "--", ...targetsOf(targets)], options);
+  checkOptions("check", options);
+  return run(["check", ...flagArgs(options), "--", ...targetsOf(targets)], options);
 }
 
 function apply(manifest, options = {}) {
-  const a = ["apply", ...commonArgs(options)];
-  if (options.respectRemovals) a.push("--respect-removals");
-  return run([...a, "--", String(manifest)], options);
+  checkOptions("apply", options);
+  return run(["apply", ...flagArgs(options), "--", String(manifest)], options);
 }
 
-module.exports = { sync, set, remove, list, check, apply, findBinary, DemarcateError };
+// Every region and entry `owner` wrote, in every file the state store knows.
+function uninstall(owner, options = {}) {
+  checkOptions("uninstall", options);
+  if (typeof owner !== "string" || owner === "") {
+    throw new TypeError("demarcate.uninstall: the owner is required");
+  }
+  return run(["uninstall", ...flagArgs(options), "--owner", owner], options);
+}
+
+module.exports = { sync, set, remove, list, check, apply, uninstall, findBinary, DemarcateError };

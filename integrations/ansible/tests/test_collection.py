@@ -297,3 +297,192 @@ def test_readme_example_playbook(fleet):
     out, recap = fleet.play(playbook="example.yml", inventory="local.ini", env=env)
     assert recap["localhost"]["changed"] == 0, out
     assert (home / ".bashrc").read_bytes() == data
+
+
+JSON_SITE = """\
+- hosts: fleet
+  gather_facts: false
+  environment:
+    XDG_STATE_HOME: "{{ home }}/.state"
+  module_defaults:
+    demarcate.core.demarcate:
+      binary: "{{ demarcate_binary }}"
+  tasks:
+    - name: our hooks and permissions in the settings, beside the user's
+      demarcate.core.demarcate:
+        path: "{{ home }}/settings.json"
+        template: "{{ templates }}/settings-{{ release }}.json"
+        owner: ZYLOS
+        keys: ['/hooks/*=matcher', '/hooks/*/*/hooks=command:path', '/permissions/allow=.']
+      register: settings
+    - name: the report lists the entries
+      ansible.builtin.assert:
+        that:
+          - settings.files[0].format == 'json'
+          - settings.files[0]['entries'] | selectattr('key', 'equalto', '/model') | list | length == 1
+"""
+
+UNINSTALL_SITE = """\
+- hosts: fleet
+  gather_facts: false
+  environment:
+    XDG_STATE_HOME: "{{ home }}/.state"
+  tasks:
+    - name: everything ZYLOS wrote goes
+      demarcate.core.demarcate:
+        owner: ZYLOS
+        state: absent
+        binary: "{{ demarcate_binary }}"
+"""
+
+USER_SETTINGS = (
+    '{\n  "theme": "dark",\n  "hooks": {\n    "SessionStart": [\n'
+    '      {"matcher": "", "hooks": [{"type": "command", "command": "echo mine"}]}\n    ]\n  }\n}\n'
+)
+
+
+def settings_template(release):
+    import json
+    return json.dumps({
+        "hooks": {
+            "SessionStart": [{"matcher": "", "hooks": [{"type": "command", "command": f"node ~/z/{release}/start.js"}]}],
+            "Stop": [{"matcher": "", "hooks": [{"type": "command", "command": "node ~/z/stop.js"}]}],
+        },
+        "permissions": {"allow": ["Bash(zylos status)"]},
+        "model": "opus",
+    }, indent=2) + "\n"
+
+
+def test_json_entries_converge_idempotent_check_mode_then_uninstall(fleet):
+    import json
+    (fleet.root / "json.yml").write_text(JSON_SITE)
+    (fleet.root / "uninstall.yml").write_text(UNINSTALL_SITE)
+    for release in ("v1", "v2"):
+        (fleet.templates / f"settings-{release}.json").write_text(settings_template(release))
+    for host in HOSTS:
+        (fleet.home(host) / "settings.json").write_text(USER_SETTINGS)
+        # A shell region too, so that uninstall has more than one file to reach.
+        subprocess.run([fleet.binary, "set", str(fleet.home(host) / ".bashrc"), "--owner", "ZYLOS", "--name", "h",
+                        "--content", "export Z=1"], check=True, capture_output=True,
+                       env=dict(os.environ, XDG_STATE_HOME=str(fleet.home(host) / ".state")))
+
+    out, recap = fleet.play(playbook="json.yml")
+    for host in HOSTS:
+        assert recap[host]["changed"] == 1 and recap[host]["failed"] == 0, (host, out)
+        v = json.loads((fleet.home(host) / "settings.json").read_bytes())
+        assert v["theme"] == "dark" and v["model"] == "opus" and v["permissions"]["allow"] == ["Bash(zylos status)"]
+        assert [h["command"] for h in v["hooks"]["SessionStart"][0]["hooks"]] == ["echo mine", "node ~/z/v1/start.js"]
+
+    before = fleet.snapshot()
+    out, recap = fleet.play(playbook="json.yml")
+    for host in HOSTS:
+        assert recap[host] == dict(ok=2, changed=0, unreachable=0, failed=0), (host, out)
+    assert fleet.snapshot() == before
+
+    out, recap = fleet.play("--check", "--diff", playbook="json.yml", release="v2")
+    for host in HOSTS:
+        assert recap[host]["changed"] == 1, (host, out)
+    assert out.count("node ~/z/v2/start.js") >= len(HOSTS), out
+    assert fleet.snapshot() == before
+
+    # Uninstall: check mode writes nothing, then every file goes back to the user's bytes.
+    out, recap = fleet.play("--check", playbook="uninstall.yml")
+    for host in HOSTS:
+        assert recap[host]["changed"] == 1 and recap[host]["failed"] == 0, (host, out)
+    assert fleet.snapshot() == before
+    out, recap = fleet.play(playbook="uninstall.yml")
+    for host in HOSTS:
+        assert recap[host]["changed"] == 1, (host, out)
+        assert (fleet.home(host) / "settings.json").read_text() == USER_SETTINGS
+        json.loads((fleet.home(host) / "settings.json").read_bytes())
+        assert (fleet.home(host) / ".bashrc").read_bytes() == b""
+    out, recap = fleet.play(playbook="uninstall.yml")
+    for host in HOSTS:
+        assert recap[host]["changed"] == 0, (host, out)
+
+
+def test_remove_by_owner_adopt_and_force(fleet):
+    import json
+    home = fleet.home("web1")
+    (home / "settings.json").write_text(USER_SETTINGS)
+    (fleet.templates / "settings-v1.json").write_text(settings_template("v1"))
+    line = 'export PATH="$HOME/.zylos/bin:$PATH"'
+    (home / ".bashrc").write_text(line + "\nalias ll=ls\n")
+    (home / "c.jsonc").write_text('{\n  // mine\n  "a": 1\n}\n')
+    (fleet.root / "more.yml").write_text("""\
+- hosts: web1
+  gather_facts: false
+  environment:
+    XDG_STATE_HOME: "{{ home }}/.state"
+  module_defaults:
+    demarcate.core.demarcate:
+      binary: "{{ demarcate_binary }}"
+  tasks:
+    - demarcate.core.demarcate:
+        path: "{{ home }}/settings.json"
+        template: "{{ templates }}/settings-v1.json"
+        owner: ZYLOS
+        keys: ['/hooks/*=matcher', '/hooks/*/*/hooks=command:path', '/permissions/allow=.']
+    - name: a seed is written when absent
+      demarcate.core.demarcate:
+        path: "{{ home }}/seeded.json"
+        template: "{{ templates }}/settings-v1.json"
+        owner: ZYLOS
+        seeds: [/model]
+    - name: a line an older installer wrote becomes the region
+      demarcate.core.demarcate:
+        path: "{{ home }}/.bashrc"
+        owner: ZYLOS
+        name: hooks
+        content: 'export PATH="$HOME/.zylos/bin:$PATH"'
+        adopt: ['export PATH="$HOME/.zylos/bin:$PATH"']
+      register: adopted
+    - ansible.builtin.assert:
+        that: adopted.files[0].regions[0].action == ('adopted' if adopted.changed else 'unchanged')
+    - name: a duplicate key, written on purpose
+      demarcate.core.demarcate:
+        path: "{{ home }}/c.jsonc"
+        owner: ZYLOS
+        name: a
+        content: '"a": 2,'
+        force: true
+""")
+    out, recap = fleet.play(playbook="more.yml", env=dict(DEMARCATE_BINARY=fleet.binary))
+    assert recap["web1"]["failed"] == 0 and recap["web1"]["changed"] == 4, out
+    assert json.loads((home / "seeded.json").read_bytes())["model"] == "opus"
+    assert json.loads((home / "settings.json").read_bytes())["permissions"]["allow"] == ["Bash(zylos status)"]
+    assert unhash((home / ".bashrc").read_bytes()) == (
+        b"# BEGIN ZYLOS MANAGED hooks hash=H\n" + line.encode() + b"\n# END ZYLOS MANAGED hooks\nalias ll=ls\n")
+    assert b'"a": 2,\n  // END ZYLOS MANAGED a' in (home / "c.jsonc").read_bytes()
+    out, recap = fleet.play(playbook="more.yml")
+    assert recap["web1"]["changed"] == 0, out
+
+    # state=absent with path and owner, no name: the owner's entries of the JSON file go.
+    (fleet.root / "remove.yml").write_text(
+        "- hosts: web1\n  gather_facts: false\n  environment:\n    XDG_STATE_HOME: '{{ home }}/.state'\n  tasks:\n"
+        "    - demarcate.core.demarcate: {path: '{{ home }}/settings.json', owner: ZYLOS, state: absent,"
+        " binary: '{{ demarcate_binary }}'}\n"
+    )
+    installed = (home / "settings.json").read_bytes()
+    out, recap = fleet.play("--check", playbook="remove.yml")
+    assert recap["web1"]["changed"] == 1, out
+    assert (home / "settings.json").read_bytes() == installed
+    out, recap = fleet.play(playbook="remove.yml")
+    assert recap["web1"]["changed"] == 1, out
+    assert (home / "settings.json").read_text() == USER_SETTINGS
+    json.loads((home / "settings.json").read_bytes())
+    out, recap = fleet.play(playbook="remove.yml")
+    assert recap["web1"]["changed"] == 0, out
+
+
+def test_an_option_the_command_does_not_take_fails_before_anything_runs(fleet):
+    rc = fleet.home("web1") / ".bashrc"
+    rc.write_bytes(b"x\n")
+    (fleet.root / "misplaced.yml").write_text(
+        "- hosts: web1\n  gather_facts: false\n  tasks:\n"
+        "    - demarcate.core.demarcate: {path: '{{ home }}/.bashrc', owner: Z, name: a, state: absent, at: start,"
+        " binary: '{{ demarcate_binary }}'}\n"
+    )
+    out, recap = fleet.play(playbook="misplaced.yml", expect_rc=2)
+    assert "`at` does not apply to `demarcate remove`" in out, out
+    assert rc.read_bytes() == b"x\n"

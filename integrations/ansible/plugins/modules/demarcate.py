@@ -15,6 +15,12 @@ description:
   - With O(template), makes the file's managed regions equal to the template's (C(demarcate sync)).
   - With O(name) and O(state=present), inserts or updates one region (C(demarcate set)); with
     O(state=absent), removes it (C(demarcate remove)).
+  - On a strict JSON file (C(settings.json), C(.mcp.json)) O(template) with O(owner) makes the
+    owner's entries those of the template (no markers; see the project's docs/entries.md), with
+    O(keys) and O(seeds); O(state=absent) with O(path) and O(owner) and no O(name) takes the
+    owner's entries out again.
+  - O(state=absent) with O(owner) alone removes every region and entry the owner wrote, in every
+    file the state store of the remote user knows (C(demarcate uninstall --owner)).
   - With O(manifest), converges every file the manifest names (C(demarcate apply)).
   - Every byte outside the managed regions stays as it was; a second run changes nothing and
     reports C(changed=false).
@@ -29,7 +35,10 @@ options:
     description: The region's name (the words after C(MANAGED)).
     type: str
   owner:
-    description: The region's owner (the words before C(MANAGED)). With O(template), only this owner's regions are reconciled.
+    description:
+      - The region's owner (the words before C(MANAGED)). With O(template), only this owner's regions are reconciled.
+      - With O(state=absent) and no O(name), the owner whose entries (with O(path), a strict JSON file) or whose
+        regions and entries everywhere (without O(path)) go.
     type: str
   content:
     description: The region's body, for O(state=present) with O(name). A final line break is added if missing.
@@ -51,7 +60,7 @@ options:
     type: str
     choices: [keep, overwrite, merge, fail]
   state:
-    description: Whether the region O(name) should be present or absent.
+    description: Whether the region O(name) (or, without O(name), everything O(owner) wrote) should be present or absent.
     type: str
     choices: [present, absent]
     default: present
@@ -60,7 +69,7 @@ options:
     type: bool
     default: true
   backup:
-    description: Copy the file to C(<file>.<unix seconds>.bak) before replacing it.
+    description: Copy the file to C(<file>.<UTC time>.bak) before replacing it.
     type: bool
     default: false
   validate:
@@ -74,6 +83,34 @@ options:
     description: With O(template) or O(manifest), leave out a region the user deleted by hand.
     type: bool
     default: false
+  keys:
+    description:
+      - Strict JSON, with O(template) or O(state=absent) - key rules for array elements, C(POINTER=FIELD)
+        (C(/hooks/*=matcher), C(/hooks/*/*/hooks=command:path), C(/permissions/allow=.)).
+      - Remembered with the owner's registry, so later runs need not repeat them.
+    type: list
+    elements: str
+    default: []
+  seeds:
+    description: Strict JSON, with O(template) - entries (keys or key prefixes, C(/model)) written only when absent, never updated.
+    type: list
+    elements: str
+    default: []
+  prune_adopted:
+    description: Strict JSON, with O(template) - the reverse pass also deletes entries that were adopted (found equal to the template on the first run).
+    type: bool
+    default: false
+  force:
+    description: Write even when the edit creates a duplicate key in a JSONC object or TOML table.
+    type: bool
+    default: false
+  adopt:
+    description:
+      - Lines an older installer wrote without markers (their text, or C(re:REGEX)); the region inserted
+        takes the place of the first such line and every such line goes.
+    type: list
+    elements: str
+    default: []
   binary:
     description:
       - The C(demarcate) binary on the target host. Default - the environment variable
@@ -81,6 +118,8 @@ options:
     type: path
 notes:
   - Supports check mode and diff mode.
+  - An option the chosen command does not take (for example O(at) with O(state=absent)) fails the task
+    before anything runs.
 """
 
 EXAMPLES = r"""
@@ -101,6 +140,18 @@ EXAMPLES = r"""
     path: ~/.bashrc
     owner: ZYLOS
     name: hooks
+    state: absent
+
+- name: Our hooks in Claude Code's settings, beside the user's own (strict JSON entries)
+  demarcate.core.demarcate:
+    path: ~/.claude/settings.json
+    template: /opt/zylos/templates/settings.json
+    owner: ZYLOS
+    keys: ['/hooks/*=matcher', '/hooks/*/*/hooks=command:path', '/permissions/allow=.']
+
+- name: Uninstall - everything ZYLOS wrote, in every file
+  demarcate.core.demarcate:
+    owner: ZYLOS
     state: absent
 
 - name: Converge everything a release manifest names
@@ -179,42 +230,86 @@ def error_message(report, stderr, rc):
     return "demarcate exited with code %d" % rc
 
 
+# Which options each command takes (docs/cli.md, "Flags"). An option given to a command that
+# does not take it fails the task before anything runs, rather than being dropped unnoticed.
+TAKES = {
+    "sync": {"format", "at", "on_drift", "create", "backup", "validate", "hash", "respect_removals",
+             "keys", "seeds", "prune_adopted", "force", "adopt"},
+    "set": {"format", "at", "on_drift", "create", "backup", "validate", "hash", "force", "adopt"},
+    "remove": {"format", "on_drift", "backup", "validate", "keys"},
+    "apply": {"on_drift", "backup", "validate", "hash", "respect_removals", "force"},
+    "uninstall": {"backup", "validate"},
+}
+# The values that mean "not given" (create and hash default to true).
+UNSET = {"create": True, "hash": True, "respect_removals": False, "prune_adopted": False,
+         "force": False, "backup": False, "keys": [], "seeds": [], "adopt": []}
+ALL_FLAG_OPTIONS = sorted(set.union(*TAKES.values()))
+
+
+def subcommand(p):
+    if p["manifest"]:
+        return "apply"
+    if p["template"]:
+        return "sync"
+    if p["state"] == "absent":
+        return "uninstall" if not p["path"] else "remove"
+    return "set"
+
+
+def misplaced(sub, p):
+    """The options given that `sub` does not take."""
+    given = [o for o in ALL_FLAG_OPTIONS if p[o] is not None and p[o] != UNSET.get(o)]
+    return [o for o in given if o not in TAKES[sub]]
+
+
 def build_command(p):
     """(subcommand, arguments after it, standard input) for the module's parameters."""
-    common = []
+    sub = subcommand(p)
+    flags = []
     if p["format"]:
-        common += ["--format", p["format"]]
+        flags += ["--format", p["format"]]
+    for k in p["keys"] or []:
+        flags += ["--key", k]
+    for s in p["seeds"] or []:
+        flags += ["--seed", s]
+    if p["prune_adopted"]:
+        flags.append("--prune-adopted")
     if p["on_drift"]:
-        common += ["--on-drift", p["on_drift"]]
+        flags += ["--on-drift", p["on_drift"]]
     if p["at"]:
-        common += ["--at", p["at"]]
-    if not p["create"]:
-        common.append("--no-create")
+        flags += ["--at", p["at"]]
+    if not p["create"] and "create" in TAKES[sub]:
+        flags.append("--no-create")
+    if not p["hash"] and "hash" in TAKES[sub]:
+        flags.append("--no-hash")
+    if p["force"]:
+        flags.append("--force")
+    for t in p["adopt"] or []:
+        flags.append("--adopt=" + t)
+    if p["respect_removals"]:
+        flags.append("--respect-removals")
     if p["backup"]:
-        common.append("--backup")
+        flags.append("--backup")
     if p["validate"]:
-        common += ["--validate", p["validate"]]
-    if not p["hash"]:
-        common.append("--no-hash")
+        flags += ["--validate", p["validate"]]
     ident = []
     if p["owner"] is not None:
         ident += ["--owner", p["owner"]]
     if p["name"] is not None:
         ident += ["--name", p["name"]]
 
-    if p["manifest"]:
-        args = common + (["--respect-removals"] if p["respect_removals"] else [])
-        return "apply", args + ["--", p["manifest"]], None
-    if p["template"]:
-        args = common + ["--template", p["template"]]
+    if sub == "apply":
+        return sub, flags + ["--", p["manifest"]], None
+    if sub == "sync":
+        args = flags + ["--template", p["template"]]
         if p["owner"] is not None:
             args += ["--owner", p["owner"]]
-        if p["respect_removals"]:
-            args.append("--respect-removals")
-        return "sync", args + ["--", p["path"]], None
-    if p["state"] == "absent":
-        return "remove", common + ident + ["--", p["path"]], None
-    return "set", common + ident + ["--content-file", "-", "--", p["path"]], p["content"]
+        return sub, args + ["--", p["path"]], None
+    if sub == "uninstall":
+        return sub, flags + ["--owner", p["owner"]], None
+    if sub == "remove":
+        return sub, flags + ident + ["--", p["path"]], None
+    return sub, flags + ident + ["--content-file", "-", "--", p["path"]], p["content"]
 
 
 def main():
@@ -235,6 +330,11 @@ def main():
             validate=dict(type="str"),
             hash=dict(type="bool", default=True),
             respect_removals=dict(type="bool", default=False),
+            keys=dict(type="list", elements="str", default=[], no_log=False),
+            seeds=dict(type="list", elements="str", default=[]),
+            prune_adopted=dict(type="bool", default=False),
+            force=dict(type="bool", default=False),
+            adopt=dict(type="list", elements="str", default=[]),
             binary=dict(type="path"),
         ),
         mutually_exclusive=[
@@ -243,18 +343,33 @@ def main():
             ("manifest", "name"),
             ("template", "name"),
             ("template", "content"),
+            ("manifest", "owner"),
         ],
-        required_one_of=[("manifest", "path")],
         required_by={"template": "path", "name": "path"},
         supports_check_mode=True,
     )
     p = module.params
+    if not p["manifest"] and not p["path"]:
+        if not (p["state"] == "absent" and p["owner"]):
+            module.fail_json(msg="demarcate: give `path` (a file), `manifest`, or `owner` with state=absent "
+                                 "(uninstall everything the owner wrote)")
     if p["path"] and not p["manifest"] and not p["template"] and not p["name"]:
-        module.fail_json(msg="demarcate: give `template` (sync the file), or `name` (one region), with `path`")
+        if not (p["state"] == "absent" and p["owner"]):
+            module.fail_json(msg="demarcate: give `template` (sync the file), or `name` (one region), with `path`; "
+                                 "or `owner` with state=absent (the owner's entries of a JSON file)")
     if p["state"] == "absent" and (p["template"] or p["manifest"]):
-        module.fail_json(msg="demarcate: state=absent takes `path` and `name` (one region to remove)")
+        module.fail_json(msg="demarcate: state=absent takes `path` and `name` (one region to remove), `path` and "
+                             "`owner` (the owner's JSON entries), or `owner` alone (uninstall)")
+    if p["state"] == "absent" and p["content"] is not None:
+        module.fail_json(msg="demarcate: state=absent takes no `content`")
     if p["name"] and p["state"] == "present" and p["content"] is None:
         module.fail_json(msg="demarcate: state=present with `name` needs `content`")
+    sub = subcommand(p)
+    wrong = misplaced(sub, p)
+    if wrong:
+        module.fail_json(msg="demarcate: %s %s not apply to `demarcate %s` (it takes: %s)" % (
+            ", ".join("`%s`" % o for o in wrong), "does" if len(wrong) == 1 else "do", sub,
+            ", ".join(sorted(TAKES[sub]))))
 
     binary = p["binary"] or os.environ.get("DEMARCATE_BINARY") or module.get_bin_path(
         "demarcate", required=False, opt_dirs=[os.path.expanduser("~/.cargo/bin"), "/usr/local/bin"]
@@ -267,7 +382,9 @@ def main():
 
     def run(mode_flags):
         cmd = [binary, sub, "--json"] + mode_flags + args
-        kwargs = dict(environ_update={"NO_COLOR": "1"})
+        # No expansion of `$VAR` and `~` in the arguments: an adopt line, a validate command or
+        # a regex holding `$HOME` must reach the binary as written (paths are expanded already).
+        kwargs = dict(environ_update={"NO_COLOR": "1"}, expand_user_and_vars=False)
         if data is not None:
             kwargs.update(data=data, binary_data=True)
         rc, out, err = module.run_command(cmd, **kwargs)

@@ -9,16 +9,17 @@ is a result, not an error; exit code 2 raises :class:`DemarcateError` with the t
 from __future__ import annotations
 
 import os
-from typing import Mapping, Optional, Sequence, Union
+from typing import Literal, Mapping, Optional, Sequence, Union
 
 from ._api import (
     DemarcateError,
+    EntryReport,
     FileReport,
     ProblemReport,
     RegionReport,
     Report,
     StrPath,
-    _common,
+    _flags,
     _id,
     _run,
     _targets,
@@ -32,13 +33,23 @@ __all__ = [
     "list",
     "check",
     "apply",
+    "uninstall",
     "find_binary",
     "DemarcateError",
     "Report",
     "FileReport",
     "RegionReport",
+    "EntryReport",
     "ProblemReport",
 ]
+
+OnDrift = Literal["keep", "overwrite", "merge", "fail"]
+"""What to do with a region (or entry) edited by hand."""
+Strs = Union[str, Sequence[str]]
+"""One string, or several (a lone string is one item)."""
+
+# Each function takes the options its command takes (docs/cli.md, "Flags"); Python itself
+# refuses any other keyword with a TypeError before anything runs.
 
 
 def sync(
@@ -47,29 +58,48 @@ def sync(
     template: StrPath,
     owner: Optional[str] = None,
     respect_removals: bool = False,
+    keys: Optional[Strs] = None,
+    seeds: Optional[Strs] = None,
+    prune_adopted: bool = False,
+    entries: bool = False,
     format: Optional[str] = None,
-    dry_run: bool = False,
-    check: bool = False,
-    on_drift: Optional[str] = None,
+    comment: Optional[str] = None,
+    marker: Optional[str] = None,
+    marker_begin: Optional[str] = None,
+    marker_end: Optional[str] = None,
+    blank_before: bool = False,
+    blank_after: bool = False,
     at: Optional[str] = None,
     no_hash: bool = False,
     no_create: bool = False,
+    force: bool = False,
+    adopt: Optional[Strs] = None,
+    on_drift: Optional[OnDrift] = None,
+    dry_run: bool = False,
+    check: bool = False,
     backup: bool = False,
     validate: Optional[str] = None,
-    force: bool = False,
-    marker_begin: Optional[str] = None,
-    marker_end: Optional[str] = None,
     binary: Optional[str] = None,
     env: Optional[Mapping[str, str]] = None,
     cwd: Optional[StrPath] = None,
     timeout: Optional[float] = None,
 ) -> Report:
-    """Make each target's regions equal to the template's: insert, update, prune."""
-    a = ["sync", *_common(format, dry_run, check, on_drift, at, no_hash, no_create, backup, validate, force, marker_begin, marker_end), "--template", os.fspath(template)]
+    """Make each target's regions equal to the template's: insert, update, prune.
+
+    Strict JSON (format ``json``): make ``owner``'s entries those of the template; ``keys``
+    are key rules for array elements (``/hooks/*=matcher``; remembered, so later runs need not
+    repeat them), ``seeds`` entries written only when absent, ``prune_adopted`` deletes
+    co-owned entries the template dropped too. See docs/entries.md.
+    """
+    a = ["sync", *_flags(
+        format=format, comment=comment, marker=marker, marker_begin=marker_begin, marker_end=marker_end,
+        blank_before=blank_before, blank_after=blank_after, keys=keys, seeds=seeds,
+        prune_adopted=prune_adopted, entries=entries, at=at, no_hash=no_hash, no_create=no_create,
+        force=force, adopt=adopt, on_drift=on_drift, respect_removals=respect_removals,
+        dry_run=dry_run, check=check, backup=backup, validate=validate,
+    ), "--template", os.fspath(template)]
     if owner is not None:
         a += ["--owner", owner]
-    if respect_removals:
-        a.append("--respect-removals")
     return _run([*a, "--", *_targets(targets)], binary=binary, env=env, cwd=cwd, timeout=timeout)
 
 
@@ -80,24 +110,38 @@ def set(
     name: Optional[str] = None,
     owner: Optional[str] = None,
     format: Optional[str] = None,
-    dry_run: bool = False,
-    check: bool = False,
-    on_drift: Optional[str] = None,
+    comment: Optional[str] = None,
+    marker: Optional[str] = None,
+    marker_begin: Optional[str] = None,
+    marker_end: Optional[str] = None,
+    blank_before: bool = False,
+    blank_after: bool = False,
     at: Optional[str] = None,
     no_hash: bool = False,
     no_create: bool = False,
+    force: bool = False,
+    adopt: Optional[Strs] = None,
+    on_drift: Optional[OnDrift] = None,
+    dry_run: bool = False,
+    check: bool = False,
     backup: bool = False,
     validate: Optional[str] = None,
-    force: bool = False,
-    marker_begin: Optional[str] = None,
-    marker_end: Optional[str] = None,
     binary: Optional[str] = None,
     env: Optional[Mapping[str, str]] = None,
     cwd: Optional[StrPath] = None,
     timeout: Optional[float] = None,
 ) -> Report:
-    """Insert or update one region; ``content`` goes to the binary on standard input."""
-    a = ["set", *_common(format, dry_run, check, on_drift, at, no_hash, no_create, backup, validate, force, marker_begin, marker_end), *_id(owner, name), "--content-file", "-"]
+    """Insert or update one region; ``content`` goes to the binary on standard input.
+
+    ``adopt``: lines an older installer wrote without markers (``re:REGEX`` for a pattern); the
+    new region takes the place of the first and they all go.
+    """
+    a = ["set", *_flags(
+        format=format, comment=comment, marker=marker, marker_begin=marker_begin, marker_end=marker_end,
+        blank_before=blank_before, blank_after=blank_after, at=at, no_hash=no_hash, no_create=no_create,
+        force=force, adopt=adopt, on_drift=on_drift, dry_run=dry_run, check=check, backup=backup,
+        validate=validate,
+    ), *_id(owner, name), "--content-file", "-"]
     return _run([*a, "--", os.fspath(target)], input=content, binary=binary, env=env, cwd=cwd, timeout=timeout)
 
 
@@ -106,25 +150,30 @@ def remove(
     *,
     name: Optional[str] = None,
     owner: Optional[str] = None,
+    keys: Optional[Strs] = None,
     format: Optional[str] = None,
-    dry_run: bool = False,
-    check: bool = False,
-    on_drift: Optional[str] = None,
-    at: Optional[str] = None,
-    no_hash: bool = False,
-    no_create: bool = False,
-    backup: bool = False,
-    validate: Optional[str] = None,
-    force: bool = False,
+    comment: Optional[str] = None,
+    marker: Optional[str] = None,
     marker_begin: Optional[str] = None,
     marker_end: Optional[str] = None,
+    blank_before: bool = False,
+    blank_after: bool = False,
+    on_drift: Optional[OnDrift] = None,
+    dry_run: bool = False,
+    check: bool = False,
+    backup: bool = False,
+    validate: Optional[str] = None,
     binary: Optional[str] = None,
     env: Optional[Mapping[str, str]] = None,
     cwd: Optional[StrPath] = None,
     timeout: Optional[float] = None,
 ) -> Report:
-    """Remove one region, markers included."""
-    a = ["remove", *_common(format, dry_run, check, on_drift, at, no_hash, no_create, backup, validate, force, marker_begin, marker_end), *_id(owner, name)]
+    """Remove one region, markers included; on a strict JSON file without ``name``, every entry ``owner`` wrote."""
+    a = ["remove", *_flags(
+        format=format, comment=comment, marker=marker, marker_begin=marker_begin, marker_end=marker_end,
+        blank_before=blank_before, blank_after=blank_after, keys=keys, on_drift=on_drift,
+        dry_run=dry_run, check=check, backup=backup, validate=validate,
+    ), *_id(owner, name)]
     return _run([*a, "--", os.fspath(target)], binary=binary, env=env, cwd=cwd, timeout=timeout)
 
 
@@ -132,44 +181,9 @@ def list(
     targets: Union[StrPath, Sequence[StrPath]],
     *,
     format: Optional[str] = None,
-    binary: Optional[str] = None,
-    env: Optional[Mapping[str, str]] = None,
-    cwd: Optional[StrPath] = None,
-    timeout: Optional[float] = None,
-) -> Report:
-    """The regions of each file and their state."""
-    a = ["list", *(["--format", format] if format else [])]
-    return _run([*a, "--", *_targets(targets)], binary=binary, env=env, cwd=cwd, timeout=timeout)
-
-
-def check(
-    targets: Union[StrPath, Sequence[StrPath]],
-    *,
-    format: Optional[str] = None,
-    binary: Optional[str] = None,
-    env: Optional[Mapping[str, str]] = None,
-    cwd: Optional[StrPath] = None,
-    timeout: Optional[float] = None,
-) -> Report:
-    """Damaged markers, drift and duplicate keys; ``exit_code`` 1 when anything is found."""
-    a = ["check", *(["--format", format] if format else [])]
-    return _run([*a, "--", *_targets(targets)], binary=binary, env=env, cwd=cwd, timeout=timeout)
-
-
-def apply(
-    manifest: StrPath,
-    *,
-    respect_removals: bool = False,
-    format: Optional[str] = None,
-    dry_run: bool = False,
-    check: bool = False,
-    on_drift: Optional[str] = None,
-    at: Optional[str] = None,
-    no_hash: bool = False,
-    no_create: bool = False,
-    backup: bool = False,
-    validate: Optional[str] = None,
-    force: bool = False,
+    keys: Optional[Strs] = None,
+    comment: Optional[str] = None,
+    marker: Optional[str] = None,
     marker_begin: Optional[str] = None,
     marker_end: Optional[str] = None,
     binary: Optional[str] = None,
@@ -177,8 +191,72 @@ def apply(
     cwd: Optional[StrPath] = None,
     timeout: Optional[float] = None,
 ) -> Report:
-    """Reconcile every file a manifest names."""
-    a = ["apply", *_common(format, dry_run, check, on_drift, at, no_hash, no_create, backup, validate, force, marker_begin, marker_end)]
-    if respect_removals:
-        a.append("--respect-removals")
+    """The regions (strict JSON: entries) of each file and their state."""
+    a = ["list", *_flags(format=format, keys=keys, comment=comment, marker=marker, marker_begin=marker_begin, marker_end=marker_end)]
+    return _run([*a, "--", *_targets(targets)], binary=binary, env=env, cwd=cwd, timeout=timeout)
+
+
+def check(
+    targets: Union[StrPath, Sequence[StrPath]],
+    *,
+    format: Optional[str] = None,
+    keys: Optional[Strs] = None,
+    comment: Optional[str] = None,
+    marker: Optional[str] = None,
+    marker_begin: Optional[str] = None,
+    marker_end: Optional[str] = None,
+    binary: Optional[str] = None,
+    env: Optional[Mapping[str, str]] = None,
+    cwd: Optional[StrPath] = None,
+    timeout: Optional[float] = None,
+) -> Report:
+    """Damaged markers, drift and duplicate keys; ``exit_code`` 1 when anything is found."""
+    a = ["check", *_flags(format=format, keys=keys, comment=comment, marker=marker, marker_begin=marker_begin, marker_end=marker_end)]
+    return _run([*a, "--", *_targets(targets)], binary=binary, env=env, cwd=cwd, timeout=timeout)
+
+
+def apply(
+    manifest: StrPath,
+    *,
+    respect_removals: bool = False,
+    no_hash: bool = False,
+    force: bool = False,
+    on_drift: Optional[OnDrift] = None,
+    dry_run: bool = False,
+    check: bool = False,
+    backup: bool = False,
+    validate: Optional[str] = None,
+    binary: Optional[str] = None,
+    env: Optional[Mapping[str, str]] = None,
+    cwd: Optional[StrPath] = None,
+    timeout: Optional[float] = None,
+) -> Report:
+    """Reconcile every file a manifest names (formats and positions are per entry in the manifest)."""
+    a = ["apply", *_flags(
+        respect_removals=respect_removals, no_hash=no_hash, force=force, on_drift=on_drift,
+        dry_run=dry_run, check=check, backup=backup, validate=validate,
+    )]
     return _run([*a, "--", os.fspath(manifest)], binary=binary, env=env, cwd=cwd, timeout=timeout)
+
+
+def uninstall(
+    owner: str,
+    *,
+    dry_run: bool = False,
+    check: bool = False,
+    backup: bool = False,
+    validate: Optional[str] = None,
+    binary: Optional[str] = None,
+    env: Optional[Mapping[str, str]] = None,
+    cwd: Optional[StrPath] = None,
+    timeout: Optional[float] = None,
+) -> Report:
+    """Remove every region and entry ``owner`` wrote, in every file the state store knows.
+
+    The report's paths are absolute. ``exit_code`` 1: something edited by hand was kept (each
+    file's ``warnings`` say what), or with ``check=True`` a change is due.
+    """
+    if not isinstance(owner, str) or not owner:
+        raise ValueError("demarcate.uninstall: the owner is required")
+    a = ["uninstall", *_flags(dry_run=dry_run, check=check, backup=backup, validate=validate), "--owner", owner]
+    return _run(a, binary=binary, env=env, cwd=cwd, timeout=timeout)

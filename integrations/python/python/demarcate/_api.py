@@ -26,7 +26,19 @@ class RegionReport(TypedDict):
     begin_line: int
     end_line: int
     state: str  # pristine, drifted, unhashed, removed
-    action: str  # unchanged, inserted, updated, removed, kept-drifted, merged, pruned
+    action: str  # unchanged, inserted, updated, removed, kept-drifted, merged, pruned, adopted
+
+
+class EntryReport(TypedDict):
+    """An owned entry of a strict JSON file (docs/entries.md)."""
+
+    owner: str
+    key: str
+    """The canonical key: ``/model``, ``/hooks/Stop[matcher=]/hooks[command=node /home/u/z/h.js]``."""
+    pointer: str
+    """The entry's JSON Pointer in the file as read (an element appended to an array ends in ``/-``)."""
+    state: str  # pristine, drifted, missing, user
+    action: str  # unchanged, inserted, updated, removed, kept-drifted, kept-user, merged, pruned, adopted, left
 
 
 class ProblemReport(TypedDict):
@@ -42,6 +54,8 @@ class FileReport(TypedDict):
     changed: bool
     regions: List[RegionReport]
     problems: List[ProblemReport]
+    entries: NotRequired[List[EntryReport]]
+    """Strict JSON files (format ``json``): the owned entries and what the command did with each."""
     warnings: NotRequired[List[str]]
     error: NotRequired[str]
     diff: NotRequired[str]
@@ -50,7 +64,8 @@ class FileReport(TypedDict):
 class Report(TypedDict):
     files: List[FileReport]
     exit_code: int
-    """0: done or nothing to do; 1: with check=True a change is due, for check() problems found."""
+    """0: done or nothing to do; 1: with check=True a change is due, for check() problems found,
+    for uninstall() something edited by hand was kept."""
     stderr: str
 
 
@@ -130,7 +145,8 @@ def _parse_report(stdout: str) -> Dict[str, object]:
 
 def _error_message(report: Optional[Dict[str, object]], stderr: str, code: object) -> str:
     if report:
-        errors = [f["error"] for f in report.get("files", []) if f.get("error")]  # type: ignore[union-attr]
+        files = report.get("files")
+        errors = [str(f["error"]) for f in files if isinstance(f, dict) and f.get("error")] if isinstance(files, list) else []
         if errors:
             return "\n".join(errors)
     lines = [line for line in stderr.splitlines() if line.strip()]
@@ -191,46 +207,87 @@ def _run(
     raise DemarcateError(message, exit_code=code if code >= 0 else None, stderr=stderr, report=report, args=full)
 
 
-def _common(
+def _flags(
+    *,
     format: Optional[str] = None,
-    dry_run: bool = False,
-    check: bool = False,
-    on_drift: Optional[str] = None,
+    comment: Optional[str] = None,
+    marker: Optional[str] = None,
+    marker_begin: Optional[str] = None,
+    marker_end: Optional[str] = None,
+    blank_before: bool = False,
+    blank_after: bool = False,
+    keys: Union[str, Sequence[str], None] = None,
+    seeds: Union[str, Sequence[str], None] = None,
+    prune_adopted: bool = False,
+    entries: bool = False,
     at: Optional[str] = None,
     no_hash: bool = False,
     no_create: bool = False,
+    force: bool = False,
+    adopt: Union[str, Sequence[str], None] = None,
+    on_drift: Optional[str] = None,
+    respect_removals: bool = False,
+    dry_run: bool = False,
+    check: bool = False,
     backup: bool = False,
     validate: Optional[str] = None,
-    force: bool = False,
-    marker_begin: Optional[str] = None,
-    marker_end: Optional[str] = None,
 ) -> List[str]:
+    """The command-line flags for the options given (each command passes only its own)."""
     a: List[str] = []
     if format:
         a += ["--format", format]
-    if dry_run:
-        a.append("--dry-run")
-    if check:
-        a.append("--check")
-    if on_drift:
-        a += ["--on-drift", on_drift]
+    if comment is not None:
+        a.append(f"--comment={comment}")
+    if marker is not None:
+        a += ["--marker", marker]
+    if marker_begin is not None:
+        a += ["--marker-begin", marker_begin]
+    if marker_end is not None:
+        a += ["--marker-end", marker_end]
+    if blank_before:
+        a.append("--blank-before")
+    if blank_after:
+        a.append("--blank-after")
+    for k in _many(keys):
+        a += ["--key", k]
+    for s in _many(seeds):
+        a += ["--seed", s]
+    if prune_adopted:
+        a.append("--prune-adopted")
+    if entries:
+        a.append("--entries")
     if at:
         a += ["--at", at]
     if no_hash:
         a.append("--no-hash")
     if no_create:
         a.append("--no-create")
+    if force:
+        a.append("--force")
+    for t in _many(adopt):
+        a.append(f"--adopt={t}")
+    if on_drift:
+        a += ["--on-drift", on_drift]
+    if respect_removals:
+        a.append("--respect-removals")
+    if dry_run:
+        a.append("--dry-run")
+    if check:
+        a.append("--check")
     if backup:
         a.append("--backup")
     if validate:
         a += ["--validate", validate]
-    if force:
-        a.append("--force")
-    if marker_begin:
-        a += ["--marker-begin", marker_begin]
-    if marker_end:
-        a += ["--marker-end", marker_end]
     return a
+
+
+def _many(value: Union[str, Sequence[str], None]) -> List[str]:
+    """One string or several: a lone string is one item, not its characters."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value]
 
 
 def _targets(targets: Union[StrPath, Sequence[StrPath]]) -> List[str]:
@@ -241,8 +298,6 @@ def _targets(targets: Union[StrPath, Sequence[StrPath]]) -> List[str]:
     if not items:
         raise ValueError("demarcate: at least one target is needed")
     return [str(t) for t in items]
-
-
 
 
 def _id(owner: Optional[str], name: Optional[str]) -> List[str]:
