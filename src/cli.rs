@@ -508,6 +508,9 @@ fn warning_text(w: &Warning, command: Command) -> String {
         }
         Warning::KeptDrifted { .. } => " (pass --on-drift overwrite to replace it)",
         Warning::NotMerged { .. } => "; pass --on-drift overwrite to replace it",
+        Warning::NotRemoved { pruning: false, .. } if command == Command::Uninstall => {
+            " (delete it by hand if it is no longer wanted)"
+        }
         Warning::NotRemoved { pruning: false, .. } => {
             " (pass --on-drift overwrite to remove it anyway)"
         }
@@ -588,7 +591,11 @@ fn error_text(path: &Path, e: &Error) -> String {
                     "{line}:1: region \"{id}\" was edited by hand (--on-drift fail); keep the \
                      edit with --on-drift keep or replace it with --on-drift overwrite"
                 ),
-                Error::Plan(PlanError::DuplicateKey { line, message }) => format!(
+                Error::Plan(PlanError::DuplicateKey {
+                    line,
+                    message,
+                    forcible: true,
+                }) => format!(
                     "the result would not be valid: line {line}: {message} (duplicate-key; \
                      pass --force to write it anyway)"
                 ),

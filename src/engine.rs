@@ -1245,10 +1245,12 @@ pub fn unified_diff(path: &Path, old: &[u8], new: &[u8]) -> String {
     let old = String::from_utf8_lossy(old);
     let new = String::from_utf8_lossy(new);
     let name = path.display().to_string();
+    // `a/` + a relative path, as git writes it; an absolute path keeps its one slash.
+    let sep = if name.starts_with('/') { "" } else { "/" };
     similar::TextDiff::from_lines(old.as_ref(), new.as_ref())
         .unified_diff()
         .context_radius(3)
-        .header(&format!("a/{name}"), &format!("b/{name}"))
+        .header(&format!("a{sep}{name}"), &format!("b{sep}{name}"))
         .to_string()
 }
 

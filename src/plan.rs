@@ -331,6 +331,9 @@ pub enum PlanError {
         line: usize,
         /// What is duplicated.
         message: String,
+        /// Whether the force option may write it anyway (not where the format's parser
+        /// rejects duplicates, as TOML's does).
+        forcible: bool,
     },
     /// The result did not pass validation.
     #[error("the result would not be valid: {0}; nothing was written")]
@@ -771,7 +774,7 @@ fn validate(
             .count()
     };
     if syntax.duplicate_keys_block()
-        && !opts.force
+        && !(opts.force && syntax.duplicate_keys_forcible())
         && dups(&doc) > dups(old)
         && let Some(p) = doc
             .problems
@@ -781,6 +784,7 @@ fn validate(
         return Err(PlanError::DuplicateKey {
             line: p.line,
             message: p.full_message(),
+            forcible: syntax.duplicate_keys_forcible(),
         });
     }
     if let Some(p) = doc.problems.iter().find(|p| p.kind.blocks()) {

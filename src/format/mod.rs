@@ -134,6 +134,13 @@ pub trait Syntax: Lexer {
         false
     }
 
+    /// True when the force option may write a duplicate key anyway (JSONC: readers take the
+    /// last value). False where the format's parser rejects duplicates outright (TOML): no
+    /// option can make such a file valid.
+    fn duplicate_keys_forcible(&self) -> bool {
+        true
+    }
+
     /// Fits a new region's body (file line endings, a final line break, no indentation) to
     /// the place it goes at `offset`: indentation, separators, text around it.
     fn fit_insert(&self, _doc: &Document<'_>, _offset: usize, body: &[u8]) -> Fitted {

@@ -259,3 +259,63 @@ fn set_does_not_suggest_a_flag_it_does_not_have() {
     assert!(stderr(&o).contains("deleted by hand"), "{}", stderr(&o));
     assert!(!stderr(&o).contains("--respect-removals"), "{}", stderr(&o));
 }
+
+#[test]
+fn force_does_not_offer_to_write_a_duplicate_toml_key() {
+    let dir = tempfile::tempdir().expect("tmp");
+    write(dir.path(), "c.toml", "[a]\nx = 1\n");
+    let args = [
+        "set",
+        "c.toml",
+        "--owner",
+        "Q",
+        "--name",
+        "n",
+        "--content",
+        "x = 2",
+        "--at",
+        "table:a",
+    ];
+    let o = run(dir.path(), &args);
+    assert_eq!(code(&o), 2);
+    assert!(
+        !stderr(&o).contains("--force"),
+        "no option can make it valid: {}",
+        stderr(&o)
+    );
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    assert_eq!(code(&run(dir.path(), &forced)), 2);
+    assert_eq!(read(dir.path(), "c.toml"), "[a]\nx = 1\n");
+}
+
+#[test]
+fn uninstall_suggests_only_what_it_can_do() {
+    let dir = tempfile::tempdir().expect("tmp");
+    write(dir.path(), "a.sh", "x=1\n");
+    assert_eq!(
+        code(&run(
+            dir.path(),
+            &[
+                "set",
+                "a.sh",
+                "--owner",
+                "Q",
+                "--name",
+                "n",
+                "--content",
+                "A=1"
+            ]
+        )),
+        0
+    );
+    let text = read(dir.path(), "a.sh").replace("A=1", "A=2");
+    write(dir.path(), "a.sh", &text);
+    let o = run(dir.path(), &["uninstall", "--owner", "Q"]);
+    assert_eq!(code(&o), 1);
+    assert!(!stderr(&o).contains("--on-drift"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("delete it by hand"), "{}", stderr(&o));
+    // Diff headers of absolute paths have one slash.
+    let o = run(dir.path(), &["uninstall", "--owner", "Q", "--dry-run"]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("a//"));
+}

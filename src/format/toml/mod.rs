@@ -59,6 +59,9 @@ impl Syntax for Toml {
     fn duplicate_keys_block(&self) -> bool {
         true
     }
+    fn duplicate_keys_forcible(&self) -> bool {
+        false
+    }
     fn home(&self, template: &Document<'_>, region: &Region) -> Option<Home> {
         Some(home::home(template, &scan_of(template), region))
     }

@@ -62,6 +62,9 @@ impl Syntax for Yaml {
     fn duplicate_keys_block(&self) -> bool {
         true
     }
+    fn duplicate_keys_forcible(&self) -> bool {
+        false
+    }
 
     /// `--at /a/b`: at the start of the block mapping or sequence at that path of the first
     /// document, its missing keys created first; other positions are the line rules.
