@@ -259,3 +259,78 @@ fn set_does_not_suggest_a_flag_it_does_not_have() {
     assert!(stderr(&o).contains("deleted by hand"), "{}", stderr(&o));
     assert!(!stderr(&o).contains("--respect-removals"), "{}", stderr(&o));
 }
+
+#[test]
+fn option_values_that_start_with_a_dash_are_taken_as_values() {
+    // A markdown list item or a YAML sequence item as the body, SQL/Lua's `--` as the
+    // comment, and foreign markers in that comment style: all begin with `-`.
+    let dir = tempfile::tempdir().expect("dir");
+    write(dir.path(), "CLAUDE.md", "# Notes\n");
+    let o = run(
+        dir.path(),
+        &[
+            "set",
+            "CLAUDE.md",
+            "--name",
+            "rules",
+            "--content",
+            "- use pnpm",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(read(dir.path(), "CLAUDE.md").contains("\n- use pnpm\n"));
+
+    write(dir.path(), "q.sql", "select 1;\n");
+    let o = run(
+        dir.path(),
+        &[
+            "set",
+            "q.sql",
+            "--comment",
+            "--",
+            "--name",
+            "a",
+            "--content",
+            "select 2;",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        read(dir.path(), "q.sql"),
+        "select 1;\n-- BEGIN MANAGED a hash=ac4396cdee02\nselect 2;\n-- END MANAGED a\n"
+    );
+    let o = run(
+        dir.path(),
+        &[
+            "set",
+            "q.sql",
+            "--format",
+            "text",
+            "--marker",
+            "-- {mark} X",
+            "--content",
+            "select 3;",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(read(dir.path(), "q.sql").ends_with("-- BEGIN X\nselect 3;\n-- END X\n"));
+    let o = run(
+        dir.path(),
+        &[
+            "set",
+            "q.sql",
+            "--format",
+            "text",
+            "--marker-begin",
+            "-- >>> y",
+            "--marker-end",
+            "-- <<< y",
+            "--content",
+            "select 4;",
+            "--adopt",
+            "-- old line",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(read(dir.path(), "q.sql").ends_with("-- >>> y\nselect 4;\n-- <<< y\n"));
+}
