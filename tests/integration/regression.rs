@@ -334,3 +334,50 @@ fn option_values_that_start_with_a_dash_are_taken_as_values() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(read(dir.path(), "q.sql").ends_with("-- >>> y\nselect 4;\n-- <<< y\n"));
 }
+
+#[test]
+fn a_yaml_region_never_lands_in_a_new_document_after_a_document_end() {
+    // `...` ends the document: a region appended after it would be a second document, which
+    // single-document readers reject or ignore — the setting would not be where it belongs.
+    let dir = tempfile::tempdir().expect("dir");
+    write(dir.path(), "vars.yml", "---\na: 1\n...\n");
+    let o = run(
+        dir.path(),
+        &["set", "vars.yml", "--name", "n", "--content", "k: 1"],
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("document"), "{}", stderr(&o));
+    assert_eq!(read(dir.path(), "vars.yml"), "---\na: 1\n...\n");
+    // Placed before the document end, it is part of the document.
+    let o = run(
+        dir.path(),
+        &[
+            "set",
+            "vars.yml",
+            "--name",
+            "n",
+            "--content",
+            "k: 1",
+            "--at",
+            "before:^\\.\\.\\.$",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        read(dir.path(), "vars.yml"),
+        "---\na: 1\n# BEGIN MANAGED n hash=4746d1d6472b\nk: 1\n# END MANAGED n\n...\n"
+    );
+    // Files of several documents and files without any keep working.
+    write(dir.path(), "multi.yaml", "a: 1\n---\nb: 2\n");
+    let o = run(
+        dir.path(),
+        &["set", "multi.yaml", "--name", "n", "--content", "k: 1"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    write(dir.path(), "empty.yaml", "# nothing yet\n");
+    let o = run(
+        dir.path(),
+        &["set", "empty.yaml", "--name", "n", "--content", "k: 1"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
