@@ -281,7 +281,7 @@ struct SeedArgs {
 #[derive(Debug, Args)]
 struct PlaceArgs {
     /// Where a new region goes: end, start, after:REGEX, before:REGEX, table:NAME (TOML),
-    /// /json/pointer (JSONC). Default: the end (JSONC: the start of the root object).
+    /// section:NAME (INI), /json/pointer (JSONC). Default: the end (JSONC: the start of the root object).
     #[arg(long, value_name = "POS", default_value = "")]
     at: String,
     /// Write no `hash=` on new BEGIN lines.

@@ -381,3 +381,87 @@ fn a_yaml_region_never_lands_in_a_new_document_after_a_document_end() {
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
 }
+
+#[test]
+fn ini_at_section_puts_the_region_among_that_sections_keys() {
+    // Without a section position a region appended to a setup.cfg or .gitconfig lands in
+    // whatever section comes last: a setting in the wrong table, exit 0.
+    let dir = tempfile::tempdir().expect("dir");
+    let orig = "[Core]\n\teditor = vim\n\n# people\n[user]\n\tname = me\n";
+    write(dir.path(), ".gitconfig", orig);
+    let args = [
+        "set",
+        ".gitconfig",
+        "--name",
+        "p",
+        "--content",
+        "pager = less",
+        "--at",
+        "section:core",
+    ];
+    let o = run(dir.path(), &args);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let set = read(dir.path(), ".gitconfig");
+    assert_eq!(
+        set,
+        "[Core]\n\teditor = vim\n# BEGIN MANAGED p hash=872012b8c4e2\npager = less\n\
+         # END MANAGED p\n\n# people\n[user]\n\tname = me\n"
+    );
+    let o = run(dir.path(), &[&args[..], &["--json"]].concat());
+    assert_eq!(json(&o)["files"][0]["changed"], false, "{}", stderr(&o));
+    assert_eq!(read(dir.path(), ".gitconfig"), set);
+    let o = run(dir.path(), &["remove", ".gitconfig", "--name", "p"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(read(dir.path(), ".gitconfig"), orig);
+
+    // A git subsection, a configparser continuation line, a section made when missing and
+    // taken away with the region.
+    let orig = "[remote \"origin\"]\n\turl = x\n  more\n\n[b]\nc = 1\n";
+    write(dir.path(), "setup.cfg", orig);
+    let o = run(
+        dir.path(),
+        &[
+            "set",
+            "setup.cfg",
+            "--name",
+            "f",
+            "--content",
+            "fetch = y",
+            "--at",
+            "section:remote \"origin\"",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        read(dir.path(), "setup.cfg")
+            .starts_with("[remote \"origin\"]\n\turl = x\n  more\n# BEGIN MANAGED f"),
+        "{}",
+        read(dir.path(), "setup.cfg")
+    );
+    let o = run(
+        dir.path(),
+        &[
+            "set",
+            "setup.cfg",
+            "--name",
+            "n",
+            "--content",
+            "k = 1",
+            "--at",
+            "section:new",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        read(dir.path(), "setup.cfg").ends_with(
+            "c = 1\n\n[new]\n# BEGIN MANAGED n hash=df378274136c\nk = 1\n# END MANAGED n\n"
+        ),
+        "{}",
+        read(dir.path(), "setup.cfg")
+    );
+    for name in ["n", "f"] {
+        let o = run(dir.path(), &["remove", "setup.cfg", "--name", name]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    assert_eq!(read(dir.path(), "setup.cfg"), orig);
+}
