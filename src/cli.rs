@@ -68,7 +68,7 @@ enum Cmd {
         #[command(flatten)]
         id: IdArgs,
         /// The region's body (a final line break is added if missing).
-        #[arg(long, conflicts_with = "content_file")]
+        #[arg(long, conflicts_with = "content_file", allow_hyphen_values = true)]
         content: Option<String>,
         /// Read the body from a file, or `-` for standard input.
         #[arg(long, value_name = "FILE")]
@@ -222,17 +222,27 @@ struct ReadArgs {
     format: String,
     /// The comment of a text file's markers: `#`, `;`, `//`, `--`, `%`, `!`, `"`, `REM`, or a
     /// pair `'<!-- -->'`, `'/* */'` (implies --format text).
-    #[arg(long, value_name = "PREFIX")]
+    #[arg(long, value_name = "PREFIX", allow_hyphen_values = true)]
     comment: Option<String>,
     /// Markers in another tool's style: TEXT with `{mark}` where BEGIN or END goes, as
     /// Ansible's `marker` (e.g. `'# {mark} ANSIBLE MANAGED BLOCK'`, `'<!-- {mark} X -->'`).
-    #[arg(long, value_name = "TEXT", conflicts_with_all = ["marker_begin", "marker_end"])]
+    #[arg(long, value_name = "TEXT", conflicts_with_all = ["marker_begin", "marker_end"], allow_hyphen_values = true)]
     marker: Option<String>,
     /// A foreign block's literal BEGIN line (e.g. `# >>> conda initialize >>>`).
-    #[arg(long, value_name = "TEXT", requires = "marker_end")]
+    #[arg(
+        long,
+        value_name = "TEXT",
+        requires = "marker_end",
+        allow_hyphen_values = true
+    )]
     marker_begin: Option<String>,
     /// A foreign block's literal END line (e.g. `# <<< conda initialize <<<`).
-    #[arg(long, value_name = "TEXT", requires = "marker_begin")]
+    #[arg(
+        long,
+        value_name = "TEXT",
+        requires = "marker_begin",
+        allow_hyphen_values = true
+    )]
     marker_end: Option<String>,
     /// An empty line before a new region (Ansible's prepend_newline); removed with it.
     #[arg(long)]
@@ -271,7 +281,7 @@ struct SeedArgs {
 #[derive(Debug, Args)]
 struct PlaceArgs {
     /// Where a new region goes: end, start, after:REGEX, before:REGEX, table:NAME (TOML),
-    /// /json/pointer (JSONC). Default: the end (JSONC: the start of the root object).
+    /// section:NAME (INI), /json/pointer (JSONC). Default: the end (JSONC: the start of the root object).
     #[arg(long, value_name = "POS", default_value = "")]
     at: String,
     /// Write no `hash=` on new BEGIN lines.
@@ -285,7 +295,7 @@ struct PlaceArgs {
     force: bool,
     /// A line an older installer wrote without markers (`re:REGEX` for a pattern): the
     /// inserted region takes its place and it goes. Repeatable.
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     adopt: Vec<String>,
 }
 

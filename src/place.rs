@@ -27,6 +27,8 @@ pub enum At {
     Pointer(String),
     /// TOML: among this table's keys (created if missing).
     Table(String),
+    /// INI: after this section's keys (created if missing).
+    Section(String),
 }
 
 /// A position that cannot be parsed.
@@ -42,15 +44,15 @@ pub enum AtError {
     },
     /// None of the known forms.
     #[error(
-        "{0}: expected end, start, after:REGEX, before:REGEX, table:NAME (TOML) or \
-         /json/pointer (JSONC)"
+        "{0}: expected end, start, after:REGEX, before:REGEX, table:NAME (TOML), \
+         section:NAME (INI) or /json/pointer (JSONC)"
     )]
     Unknown(String),
 }
 
 impl At {
-    /// Parses a position: `end`, `start`, `after:REGEX`, `before:REGEX`, `table:NAME`, a
-    /// JSON Pointer (`/a/b`), or the empty string for the format's default.
+    /// Parses a position: `end`, `start`, `after:REGEX`, `before:REGEX`, `table:NAME`,
+    /// `section:NAME`, a JSON Pointer (`/a/b`), or the empty string for the format's default.
     ///
     /// # Errors
     /// [`AtError`] for anything else, or a pattern that is not a regular expression.
@@ -72,6 +74,8 @@ impl At {
                     Ok(Self::Before(re(r)?))
                 } else if let Some(t) = s.strip_prefix("table:") {
                     Ok(Self::Table(t.to_owned()))
+                } else if let Some(t) = s.strip_prefix("section:") {
+                    Ok(Self::Section(t.to_owned()))
                 } else if s.starts_with('/') {
                     Ok(Self::Pointer(s.to_owned()))
                 } else {

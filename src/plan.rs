@@ -978,6 +978,9 @@ impl<'d, 'a> Planner<'d, 'a> {
             At::Table(t) => Err(PlanError::Place(format!(
                 "position table:{t}: a table is only for TOML files"
             ))),
+            At::Section(t) => Err(PlanError::Place(format!(
+                "position section:{t}: a section is only for INI files"
+            ))),
             At::Start => {
                 if src[bom..].starts_with(b"#!") {
                     let e = line_end(src, bom);

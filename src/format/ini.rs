@@ -26,7 +26,10 @@ use nom::{
 };
 use rustc_hash::FxHashMap;
 
+use crate::document::Document;
 use crate::lex::{Comment, Key, Lexed, Span};
+use crate::lines::{bom_len, line_start};
+use crate::place::{At, Created, Placement};
 
 use super::{KeyPolicy, Lexer, Syntax};
 
@@ -45,7 +48,199 @@ impl Lexer for Ini {
     }
 }
 
-impl Syntax for Ini {}
+impl Syntax for Ini {
+    /// `--at section:NAME`: after the last key of the last section of that name (git's
+    /// section part compared without case), or a new `[NAME]` at the end of the file.
+    fn place(
+        &self,
+        doc: &Document<'_>,
+        at: &At,
+        _body: &[u8],
+    ) -> Option<Result<Placement, String>> {
+        let At::Section(name) = at else { return None };
+        Some(place_section(doc, name))
+    }
+
+    fn remove_created(&self, doc: &Document<'_>, created: &Created) -> Vec<(Span, Vec<u8>)> {
+        remove_created(doc, created)
+    }
+}
+
+/// A section header line outside values: its line (line break included) and its name.
+struct Header<'a> {
+    line: Span,
+    name: &'a [u8],
+}
+
+/// The section header lines of `doc`, in order.
+fn headers<'a>(doc: &Document<'a>) -> Vec<Header<'a>> {
+    let src = doc.src;
+    let mut out = Vec::new();
+    let mut start = bom_len(src);
+    while start < src.len() {
+        let end = memchr(b'\n', &src[start..]).map_or(src.len(), |n| start + n + 1);
+        let text = trim(
+            src[start..end]
+                .strip_suffix(b"\n")
+                .unwrap_or(&src[start..end]),
+        );
+        let text = text.strip_suffix(b"\r").map_or(text, trim);
+        if !doc.lexed.is_inner(start)
+            && let Some(name) = section_name(text)
+        {
+            out.push(Header {
+                line: Span::new(start, end),
+                name,
+            });
+        }
+        start = end;
+    }
+    out
+}
+
+/// Where the section of header `i` stops: the next header's line, or the region holding it.
+fn section_limit(doc: &Document<'_>, hs: &[Header<'_>], i: usize) -> usize {
+    hs.get(i + 1).map_or(doc.src.len(), |h| {
+        doc.region_at(h.line.start)
+            .map_or(h.line.start, |r| r.span().start)
+    })
+}
+
+fn place_section(doc: &Document<'_>, name: &str) -> Result<Placement, String> {
+    let src = doc.src;
+    let want = section_key(trim(name.as_bytes()));
+    if want.is_empty() {
+        return Err(
+            "--at section:NAME needs a section name (section:core, section:remote \"origin\")"
+                .to_owned(),
+        );
+    }
+    let hs = headers(doc);
+    let same = |h: &Header<'_>| section_key(h.name) == want;
+    if let Some(i) = hs
+        .iter()
+        .rposition(|h| same(h) && doc.region_at(h.line.start).is_none())
+    {
+        // After the section's last key (or region), before the blank and comment lines
+        // that lead into what follows.
+        let limit = section_limit(doc, &hs, i);
+        let mut offset = hs[i].line.end.min(limit);
+        let mut ls = offset;
+        while ls < limit {
+            if let Some(r) = doc.region_at(ls) {
+                offset = r.span().end.min(limit).max(offset);
+                ls = r.span().end;
+                continue;
+            }
+            let le = memchr(b'\n', &src[ls..]).map_or(src.len(), |n| ls + n + 1);
+            let text = trim(&src[ls..le]);
+            let text = text.strip_suffix(b"\n").unwrap_or(text);
+            let text = trim(text.strip_suffix(b"\r").unwrap_or(text));
+            let plain = text.is_empty() || text[0] == b'#' || text[0] == b';';
+            if !plain || doc.lexed.is_inner(ls) {
+                offset = le.min(limit);
+            }
+            ls = le;
+        }
+        return match doc.lexed.unclosed {
+            Some(u) if offset >= u.start => Err(
+                "the section ends inside a line continuation (a value ending in a backslash), \
+                 so a region cannot be placed after it; close it first"
+                    .to_owned(),
+            ),
+            _ => Ok(Placement {
+                offset,
+                ..Placement::default()
+            }),
+        };
+    }
+    if let Some(h) = hs.iter().find(|h| same(h)) {
+        return Err(format!(
+            "section [{}] is only inside a region (line {}); a region cannot go inside another",
+            String::from_utf8_lossy(h.name),
+            memchr::memchr_iter(b'\n', &src[..h.line.start]).count() + 1
+        ));
+    }
+    if let Some(u) = doc.lexed.unclosed {
+        return Err(format!(
+            "the file ends inside a {}, so a section cannot be added after it; close it first",
+            u.what
+        ));
+    }
+    // A missing section is made as plain structure at the end of the file, outside the
+    // region, after the last line with content (the blank lines there stay after it).
+    let eol = doc.eol.as_bytes();
+    let bom = bom_len(src);
+    let mut at = src.len();
+    while at > bom {
+        let ls = line_start(src, at - 1).max(bom);
+        if !trim(&src[ls..at])
+            .iter()
+            .all(|c| matches!(c, b'\r' | b'\n'))
+            || doc.lexed.is_inner(ls)
+        {
+            break;
+        }
+        at = ls;
+    }
+    let header = format!("[{}]", String::from_utf8_lossy(trim(name.as_bytes())));
+    let mut created = Created {
+        path: header.clone(),
+        ..Created::default()
+    };
+    let mut text = Vec::new();
+    if at > bom {
+        if src[at - 1] != b'\n' {
+            text.extend_from_slice(eol);
+        }
+        text.extend_from_slice(eol);
+        created.blank_before = true;
+    }
+    text.extend_from_slice(header.as_bytes());
+    text.extend_from_slice(eol);
+    Ok(Placement {
+        offset: at,
+        create: vec![(Span::new(at, at), text)],
+        created: Some(created),
+        ..Placement::default()
+    })
+}
+
+/// Takes away a header made by an insertion when its section holds nothing but blank lines.
+fn remove_created(doc: &Document<'_>, created: &Created) -> Vec<(Span, Vec<u8>)> {
+    let src = doc.src;
+    let hs = headers(doc);
+    let Some(i) = hs.iter().rposition(|h| {
+        let line = trim(h.line.of(src));
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        trim(line.strip_suffix(b"\r").unwrap_or(line)) == created.path.as_bytes()
+    }) else {
+        return Vec::new();
+    };
+    let h = &hs[i];
+    if doc.region_at(h.line.start).is_some() {
+        return Vec::new();
+    }
+    let limit = section_limit(doc, &hs, i);
+    let rest = &src[h.line.end.min(limit)..limit];
+    if !rest
+        .iter()
+        .all(|c| matches!(c, b' ' | b'\t' | b'\r' | b'\n'))
+    {
+        return Vec::new();
+    }
+    let mut start = h.line.start;
+    if created.blank_before && start > 0 {
+        let prev = line_start(src, start - 1);
+        if src[prev..start]
+            .iter()
+            .all(|c| matches!(c, b' ' | b'\t' | b'\r' | b'\n'))
+        {
+            start = prev;
+        }
+    }
+    vec![(Span::new(start, h.line.end), Vec::new())]
+}
 
 /// What the parsers here return; errors carry nothing.
 type Res<'a, O> = IResult<&'a [u8], O, ()>;

@@ -319,3 +319,208 @@ fn uninstall_suggests_only_what_it_can_do() {
     let o = run(dir.path(), &["uninstall", "--owner", "Q", "--dry-run"]);
     assert!(!String::from_utf8_lossy(&o.stdout).contains("a//"));
 }
+
+fn option_values_that_start_with_a_dash_are_taken_as_values() {
+    // A markdown list item or a YAML sequence item as the body, SQL/Lua's `--` as the
+    // comment, and foreign markers in that comment style: all begin with `-`.
+    let dir = tempfile::tempdir().expect("dir");
+    write(dir.path(), "CLAUDE.md", "# Notes\n");
+    let o = run(
+        dir.path(),
+        &[
+            "set",
+            "CLAUDE.md",
+            "--name",
+            "rules",
+            "--content",
+            "- use pnpm",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(read(dir.path(), "CLAUDE.md").contains("\n- use pnpm\n"));
+
+    write(dir.path(), "q.sql", "select 1;\n");
+    let o = run(
+        dir.path(),
+        &[
+            "set",
+            "q.sql",
+            "--comment",
+            "--",
+            "--name",
+            "a",
+            "--content",
+            "select 2;",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        read(dir.path(), "q.sql"),
+        "select 1;\n-- BEGIN MANAGED a hash=ac4396cdee02\nselect 2;\n-- END MANAGED a\n"
+    );
+    let o = run(
+        dir.path(),
+        &[
+            "set",
+            "q.sql",
+            "--format",
+            "text",
+            "--marker",
+            "-- {mark} X",
+            "--content",
+            "select 3;",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(read(dir.path(), "q.sql").ends_with("-- BEGIN X\nselect 3;\n-- END X\n"));
+    let o = run(
+        dir.path(),
+        &[
+            "set",
+            "q.sql",
+            "--format",
+            "text",
+            "--marker-begin",
+            "-- >>> y",
+            "--marker-end",
+            "-- <<< y",
+            "--content",
+            "select 4;",
+            "--adopt",
+            "-- old line",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(read(dir.path(), "q.sql").ends_with("-- >>> y\nselect 4;\n-- <<< y\n"));
+}
+
+#[test]
+fn a_yaml_region_never_lands_in_a_new_document_after_a_document_end() {
+    // `...` ends the document: a region appended after it would be a second document, which
+    // single-document readers reject or ignore — the setting would not be where it belongs.
+    let dir = tempfile::tempdir().expect("dir");
+    write(dir.path(), "vars.yml", "---\na: 1\n...\n");
+    let o = run(
+        dir.path(),
+        &["set", "vars.yml", "--name", "n", "--content", "k: 1"],
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("document"), "{}", stderr(&o));
+    assert_eq!(read(dir.path(), "vars.yml"), "---\na: 1\n...\n");
+    // Placed before the document end, it is part of the document.
+    let o = run(
+        dir.path(),
+        &[
+            "set",
+            "vars.yml",
+            "--name",
+            "n",
+            "--content",
+            "k: 1",
+            "--at",
+            "before:^\\.\\.\\.$",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        read(dir.path(), "vars.yml"),
+        "---\na: 1\n# BEGIN MANAGED n hash=4746d1d6472b\nk: 1\n# END MANAGED n\n...\n"
+    );
+    // Files of several documents and files without any keep working.
+    write(dir.path(), "multi.yaml", "a: 1\n---\nb: 2\n");
+    let o = run(
+        dir.path(),
+        &["set", "multi.yaml", "--name", "n", "--content", "k: 1"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    write(dir.path(), "empty.yaml", "# nothing yet\n");
+    let o = run(
+        dir.path(),
+        &["set", "empty.yaml", "--name", "n", "--content", "k: 1"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
+
+#[test]
+fn ini_at_section_puts_the_region_among_that_sections_keys() {
+    // Without a section position a region appended to a setup.cfg or .gitconfig lands in
+    // whatever section comes last: a setting in the wrong table, exit 0.
+    let dir = tempfile::tempdir().expect("dir");
+    let orig = "[Core]\n\teditor = vim\n\n# people\n[user]\n\tname = me\n";
+    write(dir.path(), ".gitconfig", orig);
+    let args = [
+        "set",
+        ".gitconfig",
+        "--name",
+        "p",
+        "--content",
+        "pager = less",
+        "--at",
+        "section:core",
+    ];
+    let o = run(dir.path(), &args);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let set = read(dir.path(), ".gitconfig");
+    assert_eq!(
+        set,
+        "[Core]\n\teditor = vim\n# BEGIN MANAGED p hash=872012b8c4e2\npager = less\n\
+         # END MANAGED p\n\n# people\n[user]\n\tname = me\n"
+    );
+    let o = run(dir.path(), &[&args[..], &["--json"]].concat());
+    assert_eq!(json(&o)["files"][0]["changed"], false, "{}", stderr(&o));
+    assert_eq!(read(dir.path(), ".gitconfig"), set);
+    let o = run(dir.path(), &["remove", ".gitconfig", "--name", "p"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(read(dir.path(), ".gitconfig"), orig);
+
+    // A git subsection, a configparser continuation line, a section made when missing and
+    // taken away with the region.
+    let orig = "[remote \"origin\"]\n\turl = x\n  more\n\n[b]\nc = 1\n";
+    write(dir.path(), "setup.cfg", orig);
+    let o = run(
+        dir.path(),
+        &[
+            "set",
+            "setup.cfg",
+            "--name",
+            "f",
+            "--content",
+            "fetch = y",
+            "--at",
+            "section:remote \"origin\"",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        read(dir.path(), "setup.cfg")
+            .starts_with("[remote \"origin\"]\n\turl = x\n  more\n# BEGIN MANAGED f"),
+        "{}",
+        read(dir.path(), "setup.cfg")
+    );
+    let o = run(
+        dir.path(),
+        &[
+            "set",
+            "setup.cfg",
+            "--name",
+            "n",
+            "--content",
+            "k = 1",
+            "--at",
+            "section:new",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        read(dir.path(), "setup.cfg").ends_with(
+            "c = 1\n\n[new]\n# BEGIN MANAGED n hash=df378274136c\nk = 1\n# END MANAGED n\n"
+        ),
+        "{}",
+        read(dir.path(), "setup.cfg")
+    );
+    for name in ["n", "f"] {
+        let o = run(dir.path(), &["remove", "setup.cfg", "--name", name]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    assert_eq!(read(dir.path(), "setup.cfg"), orig);
+}

@@ -120,6 +120,12 @@ impl Syntax for Jsonc {
                      Pointer"
                 )));
             }
+            At::Section(t) => {
+                return Some(Err(format!(
+                    "position section:{t}: a section is only for INI files; for JSONC give a \
+                     JSON Pointer"
+                )));
+            }
         };
         let depth = u32::try_from(layout::pointer_tokens(pointer).len() + 1).unwrap_or(u32::MAX);
         let want = Want {

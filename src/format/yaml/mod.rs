@@ -125,7 +125,20 @@ impl Syntax for Yaml {
 
     fn validate(&self, old: &Document<'_>, new: &Document<'_>) -> Result<(), String> {
         match parse_error(new.src) {
-            None => Ok(()),
+            None => {
+                // A region after a `...` document end would be a document of its own, which
+                // single-document readers reject or ignore.
+                let before = documents(old.src);
+                if before > 0 && documents(new.src) > before {
+                    return Err(
+                        "the region would begin a new YAML document (it comes after \
+                         a `...` document end); place it before that line, e.g. \
+                         --at 'before:^\\.\\.\\.'"
+                            .to_owned(),
+                    );
+                }
+                Ok(())
+            }
             Some(e) if parse_error(old.src).as_ref() == Some(&e) => {
                 Err(format!("the file is not valid YAML: {e}"))
             }
@@ -152,6 +165,18 @@ fn parse_error(src: &[u8]) -> Option<String> {
         }
     }
     None
+}
+
+/// The number of documents in `src` (0 when it does not parse or holds none).
+fn documents(src: &[u8]) -> usize {
+    let Ok(text) = std::str::from_utf8(src) else {
+        return 0;
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    saphyr_parser::Parser::new_from_str(text)
+        .map_while(Result::ok)
+        .filter(|(e, _)| matches!(e, saphyr_parser::Event::DocumentStart(_)))
+        .count()
 }
 
 /// What a block collection on the stack is.
