@@ -320,6 +320,7 @@ fn uninstall_suggests_only_what_it_can_do() {
     assert!(!String::from_utf8_lossy(&o.stdout).contains("a//"));
 }
 
+#[test]
 fn option_values_that_start_with_a_dash_are_taken_as_values() {
     // A markdown list item or a YAML sequence item as the body, SQL/Lua's `--` as the
     // comment, and foreign markers in that comment style: all begin with `-`.
