@@ -818,7 +818,13 @@ where
         Cmd::List { targets, .. } | Cmd::Check { targets, .. } => {
             let check = command == Command::Check;
             for t in targets {
-                let o = if check {
+                let o = if is_stdin(t) {
+                    let mut src = Vec::new();
+                    match std::io::stdin().read_to_end(&mut src) {
+                        Ok(_) => demarcate::inspect(&src, &opts, check),
+                        Err(e) => usage(t, &opts, format!("cannot read standard input: {e}")),
+                    }
+                } else if check {
                     demarcate::check(t, &opts)
                 } else {
                     demarcate::list(t, &opts)

@@ -368,12 +368,35 @@ pub fn check(path: &Path, opts: &EditOptions) -> FileOutcome {
     read_only(path, opts, true)
 }
 
+/// `list` or `check` of bytes read elsewhere (standard input): the format must be given;
+/// there is no state store entry (no path), so strict JSON shows no owned entries.
+#[must_use]
+pub fn inspect(src: &[u8], opts: &EditOptions, check: bool) -> FileOutcome {
+    let path = Path::new("-");
+    if opts.format.is_none() {
+        return FileOutcome::failed(
+            path,
+            None,
+            Error::Usage("standard input has no name to tell its format by".to_owned()),
+        );
+    }
+    let opts = EditOptions {
+        state: StateDir::None,
+        ..opts.clone()
+    };
+    read_only_bytes(path, src.to_vec(), &opts, check)
+}
+
 fn read_only(path: &Path, opts: &EditOptions, check: bool) -> FileOutcome {
     let src = match io::read(path) {
         Ok(Some(s)) => s,
         Ok(None) => return FileOutcome::failed(path, opts.format, Error::NoSuchFile),
         Err(e) => return FileOutcome::failed(path, opts.format, e.into()),
     };
+    read_only_bytes(path, src, opts, check)
+}
+
+fn read_only_bytes(path: &Path, src: Vec<u8>, opts: &EditOptions, check: bool) -> FileOutcome {
     let f = match detect(path, opts, &src) {
         Ok(f) => f,
         Err(e) => return FileOutcome::failed(path, opts.format, e),
@@ -384,6 +407,7 @@ fn read_only(path: &Path, opts: &EditOptions, check: bool) -> FileOutcome {
     let known = opts
         .state
         .store()
+        .filter(|_| path != Path::new("-"))
         .map(|s| {
             s.load(&canonical_path(
                 &io::resolve(path).unwrap_or_else(|_| path.into()),

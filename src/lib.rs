@@ -77,8 +77,8 @@ pub use apply::{Manifest, ManifestError, run as apply};
 pub use document::{Desired, Document, Foreign, MarkerLine, Region, State};
 pub use engine::{
     EditOptions, EntryConfig, Error, Event, FileOutcome, Reporter, Silent, StateDir, TemplateError,
-    Work, canonical_path, check, edit, entries_template, filter, list, remove, repair, set, sync,
-    template_op, template_work, unified_diff, uninstall,
+    Work, canonical_path, check, edit, entries_template, filter, inspect, list, remove, repair,
+    set, sync, template_op, template_work, unified_diff, uninstall,
 };
 pub use format::text::CommentStyle;
 pub use format::{DetectError, Format, Syntax, detect};

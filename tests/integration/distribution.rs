@@ -297,3 +297,21 @@ fn comment_chooses_the_text_format_and_its_marker_style() {
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("unknown comment"), "{}", stderr(&o));
 }
+
+#[test]
+fn list_and_check_read_standard_input_too() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let text = b"# BEGIN Z MANAGED a\nexport A=1\n# END Z MANAGED a\n# BEGN Z MANAGED b\n";
+    let o = run_with_stdin(dir.path(), &["list", "-", "--format", "shell"], Some(text));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("-:1-3\tZ MANAGED a\tunhashed"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run_with_stdin(dir.path(), &["check", "-", "--format", "shell"], Some(text));
+    assert_eq!(code(&o), 1, "the near miss is a finding: {}", stderr(&o));
+    let o = run_with_stdin(dir.path(), &["list", "-"], Some(text));
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("standard input"), "{}", stderr(&o));
+}
