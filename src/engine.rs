@@ -937,20 +937,34 @@ fn plan_parsed(
     for w in &planned.warnings {
         reporter.event(path, &Event::Warning(w));
     }
+    conclude(&mut out, src, &planned.new, opts, reporter);
+    Ok((out, planned))
+}
+
+/// What a plan that writes nothing yet means: with a dry run, the diff; with a check, a
+/// finding when a change is due; otherwise, when nothing changes and nothing was worth a
+/// warning, the note that the file already is as asked.
+fn conclude(
+    out: &mut FileOutcome,
+    src: &[u8],
+    new: &[u8],
+    opts: &EditOptions,
+    reporter: &dyn Reporter,
+) {
+    let path = out.path.clone();
     if opts.dry_run {
-        if changed {
-            out.diff = Some(unified_diff(path, src, &planned.new));
+        if out.changed {
+            out.diff = Some(unified_diff(&path, src, new));
         }
-        out.found = opts.check && changed;
+        out.found = opts.check && out.changed;
     } else if opts.check {
-        if changed {
-            reporter.event(path, &Event::WouldChange);
+        if out.changed {
+            reporter.event(&path, &Event::WouldChange);
             out.found = true;
         }
-    } else if !changed && planned.warnings.is_empty() {
-        reporter.event(path, &Event::Unchanged);
+    } else if !out.changed && out.warnings.is_empty() {
+        reporter.event(&path, &Event::Unchanged);
     }
-    Ok((out, planned))
 }
 
 /// A filter: plans `work` on `src` (standard input, say) and returns the outcome and the
@@ -1190,19 +1204,7 @@ fn plan_entries(
     for w in &out.warnings {
         reporter.event(path, &Event::Warning(w));
     }
-    if opts.dry_run {
-        if changed {
-            out.diff = Some(unified_diff(path, src, &plan.new));
-        }
-        out.found = opts.check && changed;
-    } else if opts.check {
-        if changed {
-            reporter.event(path, &Event::WouldChange);
-            out.found = true;
-        }
-    } else if !changed && out.warnings.is_empty() {
-        reporter.event(path, &Event::Unchanged);
-    }
+    conclude(&mut out, src, &plan.new, opts, reporter);
     let record = Record::Entries {
         owner: owner.to_owned(),
         rules: specs,
