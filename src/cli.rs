@@ -1032,8 +1032,8 @@ fn config(parts: &Parts<'_>) -> Result<EditOptions, String> {
         }
         opts.plan.foreign = match (&begin, &end) {
             (Some(b), Some(e)) if !b.trim().is_empty() && b.trim() != e.trim() => Some(Foreign {
-                begin: b.trim().to_owned(),
-                end: e.trim().to_owned(),
+                begin: b.trim_end().to_owned(),
+                end: e.trim_end().to_owned(),
             }),
             (Some(_), Some(_)) => {
                 return Err(

@@ -114,9 +114,10 @@ pub struct Desired {
 /// `# >>> conda initialize >>>` / `# <<< conda initialize <<<`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Foreign {
-    /// The BEGIN line's text, whitespace-trimmed.
+    /// The BEGIN line's text, as written for a new block (leading indentation kept);
+    /// compared whitespace-trimmed.
     pub begin: String,
-    /// The END line's text, whitespace-trimmed.
+    /// The END line's text, as [`Foreign::begin`].
     pub end: String,
 }
 

@@ -925,17 +925,30 @@ impl<'d, 'a> Planner<'d, 'a> {
             .then(|| hash::of_normalized(&self.syntax.normalize(rendered_body)))
     }
 
-    /// The foreign block's literal lines, when `id` is the foreign block.
-    fn foreign_lines(&self, id: &Identity) -> Option<(String, String)> {
+    /// The foreign block's literal lines, when `id` is the foreign block: as given, with
+    /// their indentation (Ansible writes `marker` verbatim), unless the format indents the
+    /// region itself (`format_indents`).
+    fn foreign_lines_in(&self, id: &Identity, format_indents: bool) -> Option<(String, String)> {
+        let keep = |l: &str| {
+            if format_indents {
+                l.trim().to_owned()
+            } else {
+                l.trim_end().to_owned()
+            }
+        };
         self.opts
             .foreign
             .as_ref()
             .filter(|f| &f.identity() == id)
-            .map(|f| (f.begin.trim().to_owned(), f.end.trim().to_owned()))
+            .map(|f| (keep(&f.begin), keep(&f.end)))
     }
 
-    fn begin_line(&self, id: &Identity, body: &[u8]) -> Vec<u8> {
-        let mut l = match self.foreign_lines(id) {
+    fn foreign_lines(&self, id: &Identity) -> Option<(String, String)> {
+        self.foreign_lines_in(id, true)
+    }
+
+    fn begin_line(&self, id: &Identity, body: &[u8], format_indents: bool) -> Vec<u8> {
+        let mut l = match self.foreign_lines_in(id, format_indents) {
             Some((begin, _)) => begin.into_bytes(),
             None => {
                 let m = Marker::begin(id, self.hash_of(body).as_deref());
@@ -946,8 +959,8 @@ impl<'d, 'a> Planner<'d, 'a> {
         l
     }
 
-    fn end_line(&self, id: &Identity) -> Vec<u8> {
-        let mut l = match self.foreign_lines(id) {
+    fn end_line(&self, id: &Identity, format_indents: bool) -> Vec<u8> {
+        let mut l = match self.foreign_lines_in(id, format_indents) {
             Some((_, end)) => end.into_bytes(),
             None => self.syntax.render_marker(&Marker::end(id)).into_bytes(),
         };
@@ -1247,10 +1260,11 @@ impl<'d, 'a> Planner<'d, 'a> {
             text.extend_from_slice(self.eol().as_bytes());
         }
         text.extend_from_slice(&fitted.indent);
-        text.extend_from_slice(&self.begin_line(&d.id, &fitted.body));
+        let format_indents = !fitted.indent.is_empty();
+        text.extend_from_slice(&self.begin_line(&d.id, &fitted.body, format_indents));
         text.extend_from_slice(&fitted.body);
         text.extend_from_slice(&fitted.indent);
-        text.extend_from_slice(&self.end_line(&d.id));
+        text.extend_from_slice(&self.end_line(&d.id, format_indents));
         text.extend_from_slice(&fitted.after);
         if self.opts.blank_after && at < src.len() && !empty_line(&src[at..line_end(src, at)]) {
             text.extend_from_slice(self.eol().as_bytes());
