@@ -1063,16 +1063,19 @@ impl Record {
                 others,
             } => {
                 known.format = Some(f.name().to_owned());
+                // The command's rules are this owner's; other owners keep their own.
+                let mine = owner.clone();
                 for (o, reg) in std::iter::once((owner, registry)).chain(others) {
                     if reg.is_empty() {
                         known.entries.remove(&o);
                         continue;
                     }
+                    let is_mine = o == mine;
                     let e = known.entries.entry(o).or_insert_with(|| OwnerEntries {
                         rules: rules.clone(),
                         registry: entries::Registry::default(),
                     });
-                    if !rules.is_empty() {
+                    if is_mine && !rules.is_empty() {
                         e.rules.clone_from(&rules);
                     }
                     e.registry = reg;
@@ -1185,7 +1188,7 @@ fn plan_entries(
             entries::sync(src, template, &rules, owner, registry, &others, &eopts)
         }
         _ => match registry {
-            Some(reg) => entries::remove_owner(src, &rules, owner, reg, &eopts),
+            Some(reg) => entries::remove_owner(src, &rules, owner, reg, &others, &eopts),
             None => Ok(entries::EntryPlan {
                 new: src.to_vec(),
                 registry: entries::Registry::default(),

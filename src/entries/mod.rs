@@ -44,7 +44,8 @@
 //! assert_eq!(again.new, plan.new);
 //!
 //! // Uninstall: the owner's untouched entries go, and the containers it created.
-//! let gone = entries::remove_owner(&plan.new, &rules, "zylos", &plan.registry, &opts).expect("removal");
+//! let gone = entries::remove_owner(&plan.new, &rules, "zylos", &plan.registry, &[], &opts)
+//!     .expect("removal");
 //! assert_eq!(gone.new, user);
 //! ```
 
@@ -299,7 +300,8 @@ fn check_target(src: &[u8]) -> Result<(), EntryError> {
 /// `registry` is this owner's registry (`None` when there is none or it was lost: entries
 /// equal to the template are then adopted as co-owned); `others` are the registries of the
 /// other owners of the same file (an entry registered to one of them is a conflict unless
-/// `opts.force` transfers it).
+/// `opts.force` transfers it; a container this owner created and no longer wants, that holds
+/// another owner's entries, is handed to that owner).
 ///
 /// # Errors
 /// The file or template is not strict JSON (line and column), the file's top level is not
@@ -360,6 +362,7 @@ pub fn sync(
     }
     let walk = Walk::new(src, Mode::Sync, opts, owner, registry.is_some());
     let mut out = walk.run(&wanted)?;
+    hand_over(&out.orphans, owner, others, &mut changed_others);
     for key in lost {
         out.warnings.push(EntryWarning {
             kind: WarningKind::Reshaped,
@@ -380,6 +383,10 @@ pub fn sync(
 /// entries only with `opts.prune_adopted`), edited ones are kept with a warning, and the
 /// containers it created go when left empty.
 ///
+/// `others` are the registries of the other owners of the same file: a container the owner
+/// created that still holds another owner's entries is handed to that owner (returned in
+/// `others` of the plan), so that it goes with the last entry in it.
+///
 /// # Errors
 /// The file is not strict JSON or its top level is not an object.
 pub fn remove_owner(
@@ -387,9 +394,48 @@ pub fn remove_owner(
     rules: &KeyRules,
     owner: &str,
     registry: &Registry,
+    others: &[(String, Registry)],
     opts: &EntryOptions<'_>,
 ) -> Result<EntryPlan, EntryError> {
-    walk_registry(src, rules, owner, registry, opts, Mode::Remove)
+    let (mut plan, orphans) = walk_registry(src, rules, owner, registry, opts, Mode::Remove)?;
+    hand_over(&orphans, owner, others, &mut plan.others);
+    Ok(plan)
+}
+
+/// Hands each container `owner` created and leaves behind, not empty, to the first other
+/// owner with an entry or a created container inside it, so that the container still goes
+/// with the last entry in it (of any owner). Without such an owner the rest is the user's and
+/// the container is forgotten. Changed registries are added to `changed`.
+fn hand_over(
+    orphans: &[String],
+    owner: &str,
+    others: &[(String, Registry)],
+    changed: &mut Vec<(String, Registry)>,
+) {
+    let inside = |c: &str, k: &str| {
+        k.strip_prefix(c)
+            .is_some_and(|rest| rest.starts_with('/') || rest.starts_with('['))
+    };
+    for c in orphans {
+        let heir = others.iter().find_map(|(o, reg)| {
+            if o == owner {
+                return None;
+            }
+            let reg = changed.iter().find(|(x, _)| x == o).map_or(reg, |(_, r)| r);
+            let holds = reg.entries.keys().any(|k| inside(c, k))
+                || reg.containers.iter().any(|k| inside(c, k));
+            holds.then(|| (o.clone(), reg.clone()))
+        });
+        let Some((o, reg)) = heir else { continue };
+        let slot = match changed.iter().position(|(x, _)| *x == o) {
+            Some(i) => i,
+            None => {
+                changed.push((o, reg));
+                changed.len() - 1
+            }
+        };
+        changed[slot].1.containers.insert(c.clone());
+    }
 }
 
 /// The state of every registered entry of every owner in `src` (pristine, drifted or
@@ -406,7 +452,11 @@ pub fn list(
     check_target(src)?;
     let mut out = Vec::new();
     for (owner, reg) in registries {
-        out.extend(walk_registry(src, rules, owner, reg, opts, Mode::List)?.entries);
+        out.extend(
+            walk_registry(src, rules, owner, reg, opts, Mode::List)?
+                .0
+                .entries,
+        );
     }
     Ok(out)
 }
@@ -418,7 +468,7 @@ fn walk_registry(
     registry: &Registry,
     opts: &EntryOptions<'_>,
     mode: Mode,
-) -> Result<EntryPlan, EntryError> {
+) -> Result<(EntryPlan, Vec<String>), EntryError> {
     check_target(src)?;
     let mut norm = keys::PathNorm::new(opts.home.as_deref(), opts.resolve);
     let mut wanted = tree::wanted(&[], rules, &[], &mut norm)?;
@@ -432,6 +482,7 @@ fn walk_registry(
         wanted.mark_created(key, rules);
     }
     let mut out = Walk::new(src, mode, opts, owner, true).run(&wanted)?;
+    let orphans = std::mem::take(&mut out.orphans);
     for key in lost {
         out.warnings.push(EntryWarning {
             kind: WarningKind::Reshaped,
@@ -439,11 +490,12 @@ fn walk_registry(
             location: None,
         });
     }
-    Ok(EntryPlan {
+    let plan = EntryPlan {
         new: out.new,
         registry: out.registry,
         others: Vec::new(),
         entries: out.entries,
         warnings: out.warnings,
-    })
+    };
+    Ok((plan, orphans))
 }

@@ -47,6 +47,9 @@ pub(crate) struct Outcome {
     pub(crate) registry: Registry,
     pub(crate) entries: Vec<EntryReport>,
     pub(crate) warnings: Vec<EntryWarning>,
+    /// Containers the owner created that it no longer wants but that stay, not empty: they
+    /// are handed to another owner with entries inside (see `super::hand_over`).
+    pub(crate) orphans: Vec<String>,
 }
 
 pub(crate) struct Walk<'a, 'o> {
@@ -63,6 +66,7 @@ pub(crate) struct Walk<'a, 'o> {
     reg: Registry,
     drift: Vec<String>,
     removals: usize,
+    orphans: Vec<String>,
 }
 
 fn scan_err(src: &[u8], e: ScanError) -> EntryError {
@@ -99,6 +103,7 @@ impl<'a, 'o> Walk<'a, 'o> {
             reg: Registry::default(),
             drift: Vec::new(),
             removals: 0,
+            orphans: Vec::new(),
         }
     }
 
@@ -166,6 +171,7 @@ impl<'a, 'o> Walk<'a, 'o> {
             registry: self.reg,
             entries: self.reports,
             warnings,
+            orphans: self.orphans,
         })
     }
 
@@ -317,6 +323,8 @@ impl<'a, 'o> Walk<'a, 'o> {
         }
         if node.created && (!unwanted || self.mode == Mode::List) {
             self.reg.containers.insert(key.to_owned());
+        } else if node.created && remaining > 0 {
+            self.orphans.push(key.to_owned());
         }
         Ok(Fate::Keep)
     }

@@ -227,7 +227,7 @@ fn release_history_installs_upgrades_and_uninstalls() {
         "edc6953 reverts 69c40e9 exactly"
     );
     // Uninstall gives back the user's file byte for byte.
-    let gone = entries::remove_owner(last, &rules(), OWNER, reg, &opts()).expect("remove");
+    let gone = entries::remove_owner(last, &rules(), OWNER, reg, &[], &opts()).expect("remove");
     assert_eq!(String::from_utf8_lossy(&gone.new), USER);
     assert!(gone.registry.is_empty());
     assert!(
@@ -591,7 +591,7 @@ fn a_lost_registry_adopts_equal_entries_as_co_owned() {
         reg = p.registry;
     }
     // …but are never deleted: an uninstall leaves them (action `left`) unless pruning is asked for.
-    let left = entries::remove_owner(&file, &rules(), OWNER, &reg, &opts()).expect("remove");
+    let left = entries::remove_owner(&file, &rules(), OWNER, &reg, &[], &opts()).expect("remove");
     let statusline = left
         .entries
         .iter()
@@ -608,7 +608,7 @@ fn a_lost_registry_adopts_equal_entries_as_co_owned() {
         prune_adopted: true,
         ..opts()
     };
-    let pruned = entries::remove_owner(&file, &rules(), OWNER, &reg, &o).expect("remove");
+    let pruned = entries::remove_owner(&file, &rules(), OWNER, &reg, &[], &o).expect("remove");
     assert!(
         parse(&pruned.new).get("statusLine").is_none(),
         "{:?} {}",
@@ -723,7 +723,7 @@ fn unparsable_input_is_refused_never_treated_as_empty() {
         &opts(),
     );
     assert!(matches!(arr, Err(EntryError::NotAnObject { .. })));
-    assert!(entries::remove_owner(b"{,}", &rules(), OWNER, &reg, &opts()).is_err());
+    assert!(entries::remove_owner(b"{,}", &rules(), OWNER, &reg, &[], &opts()).is_err());
     assert!(entries::list(b"{\"a\": 1, \"a\": 2}", &rules(), &[], &opts()).is_err());
 }
 
@@ -769,8 +769,9 @@ fn two_owners_conflict_unless_forced() {
     let (_, zylos_after) = &plan.others[0];
     assert!(!zylos_after.entries.contains_key("/model"));
     // Each owner's uninstall removes its own entries only.
-    let acme_gone = entries::remove_owner(&plan.new, &rules(), "acme", &plan.registry, &opts())
-        .expect("remove");
+    let acme_gone =
+        entries::remove_owner(&plan.new, &rules(), "acme", &plan.registry, &[], &opts())
+            .expect("remove");
     let v = parse(&acme_gone.new);
     assert!(v.get("model").is_none() && v.get("env").is_none() && v.get("statusLine").is_some());
     let listed = entries::list(
@@ -816,7 +817,7 @@ fn seeds_are_written_once() {
         "nor written again"
     );
     let gone =
-        entries::remove_owner(&next.new, &rules(), OWNER, &next.registry, &o).expect("remove");
+        entries::remove_owner(&next.new, &rules(), OWNER, &next.registry, &[], &o).expect("remove");
     assert_eq!(parse(&gone.new)["model"], "opus", "nor removed");
 }
 
@@ -912,8 +913,8 @@ fn a_compact_file_stays_compact_and_a_bom_stays() {
         plan.new,
         b"\xEF\xBB\xBF{\"theme\":\"dark\",\"model\":\"opus\",\"env\":{\"A\":\"1\"}}"
     );
-    let gone =
-        entries::remove_owner(&plan.new, &rules(), OWNER, &plan.registry, &opts()).expect("remove");
+    let gone = entries::remove_owner(&plan.new, &rules(), OWNER, &plan.registry, &[], &opts())
+        .expect("remove");
     assert_eq!(gone.new, b"\xEF\xBB\xBF{\"theme\":\"dark\"}");
 }
 
@@ -1097,7 +1098,7 @@ mod props {
                 reg = Some(plan.registry);
             }
             // Bytes outside the owner's entries are the user's: uninstalling gives them back.
-            let gone = entries::remove_owner(&file, &rules, OWNER, &reg.unwrap_or_default(), &o).expect("remove");
+            let gone = entries::remove_owner(&file, &rules, OWNER, &reg.unwrap_or_default(), &[], &o).expect("remove");
             prop_assert_eq!(String::from_utf8_lossy(&gone.new), String::from_utf8_lossy(&original));
             prop_assert!(gone.registry.is_empty());
         }
@@ -1129,8 +1130,67 @@ mod props {
                 file = plan.new;
                 reg = Some(plan.registry);
             }
-            let gone = entries::remove_owner(&file, &rules, OWNER, &reg.unwrap_or_default(), &o).expect("remove");
+            let gone = entries::remove_owner(&file, &rules, OWNER, &reg.unwrap_or_default(), &[], &o).expect("remove");
             prop_assert!(serde_json::from_slice::<Value>(&gone.new).is_ok());
+        }
+
+        #[test]
+        fn owners_joining_and_leaving_in_any_order_give_the_file_back(
+            steps in prop::collection::vec((0usize..4, 0u8..3), 1..24),
+            crlf in any::<bool>(),
+        ) {
+            // Owners share containers (`shared`, `shared/deep`, a keyed `list`) that whichever
+            // of them came first created. Each step an owner syncs the full template, syncs
+            // one without its shared entries (the reverse pass prunes them), or leaves.
+            let rules = KeyRules::parse(&["/list=id"]).expect("rules");
+            let o = EntryOptions::default();
+            let original = if crlf { "{\r\n  \"model\": \"x\"\r\n}\r\n" } else { "{\"model\": \"x\"}" };
+            let mut file = original.as_bytes().to_vec();
+            let mut regs: std::collections::BTreeMap<String, Registry> = std::collections::BTreeMap::new();
+            let full = |n: usize| serde_json::json!({
+                format!("k{n}"): n,
+                "shared": {format!("o{n}"): true, "deep": {format!("d{n}"): n}},
+                "list": [{"id": format!("e{n}")}],
+            });
+            let apply = |file: &mut Vec<u8>, regs: &mut std::collections::BTreeMap<String, Registry>, who: &str, plan: EntryPlan| {
+                *file = plan.new;
+                for (owner, reg) in std::iter::once((who.to_owned(), plan.registry)).chain(plan.others) {
+                    if reg.is_empty() { regs.remove(&owner); } else { regs.insert(owner, reg); }
+                }
+            };
+            let mut order: Vec<usize> = Vec::new();
+            for (n, what) in steps {
+                let who = format!("O{n}");
+                let others: Vec<(String, Registry)> = regs.iter().filter(|(k, _)| **k != who).map(|(k, r)| (k.clone(), r.clone())).collect();
+                let plan = match what {
+                    0 | 1 => {
+                        let tpl = if what == 0 { full(n) } else { serde_json::json!({format!("k{n}"): n}) };
+                        let t = Template::from_value(&tpl).expect("template");
+                        entries::sync(&file, &t, &rules, &who, regs.get(&who), &others, &o).expect("sync")
+                    }
+                    _ => match regs.get(&who) {
+                        Some(reg) => entries::remove_owner(&file, &rules, &who, reg, &others, &o).expect("remove"),
+                        None => continue,
+                    },
+                };
+                apply(&mut file, &mut regs, &who, plan);
+                prop_assert!(serde_json::from_slice::<Value>(&file).is_ok());
+                if regs.is_empty() {
+                    prop_assert_eq!(String::from_utf8_lossy(&file), original);
+                }
+                order.retain(|m| *m != n);
+                order.push(n);
+            }
+            // Everyone leaves, the first to arrive first.
+            for n in order {
+                let who = format!("O{n}");
+                let Some(reg) = regs.get(&who).cloned() else { continue };
+                let others: Vec<(String, Registry)> = regs.iter().filter(|(k, _)| **k != who).map(|(k, r)| (k.clone(), r.clone())).collect();
+                let plan = entries::remove_owner(&file, &rules, &who, &reg, &others, &o).expect("remove");
+                apply(&mut file, &mut regs, &who, plan);
+            }
+            prop_assert!(regs.is_empty(), "{:?}", regs);
+            prop_assert_eq!(String::from_utf8_lossy(&file), original);
         }
 
         #[test]

@@ -225,3 +225,82 @@ fn apply_takes_key_rules_from_the_manifest_and_a_jsonc_template() {
         "{v}"
     );
 }
+
+#[test]
+fn a_container_shared_by_owners_goes_with_the_last_of_them() {
+    // Ten owners put entries into one `shared` object that the first of them created; they
+    // leave in an order where the creator is not the last. The object goes with the last
+    // entry in it and the file is given back byte for byte.
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    let original = "{\"model\": \"x\"}\n";
+    std::fs::write(d.join("s.json"), original).expect("write");
+    for n in 0..10 {
+        std::fs::write(
+            d.join(format!("t{n}.json")),
+            format!("{{\"k{n}\": {n}, \"shared\": {{\"o{n}\": true}}}}"),
+        )
+        .expect("write");
+        let (t, o) = (format!("t{n}.json"), format!("O{n}"));
+        let out = run(d, &["sync", "s.json", "--template", &t, "--owner", &o]);
+        assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    for (i, n) in [3, 0, 7, 1, 9, 2, 8, 4, 6, 5].into_iter().enumerate() {
+        let o = format!("O{n}");
+        let args: &[&str] = if i % 2 == 0 {
+            &["uninstall", "--owner", &o]
+        } else {
+            &["remove", "s.json", "--owner", &o]
+        };
+        let out = run(d, args);
+        assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert_eq!(
+        std::fs::read_to_string(d.join("s.json")).expect("read"),
+        original
+    );
+}
+
+#[test]
+fn a_handed_over_container_keeps_the_heirs_own_key_rules() {
+    // A (with a key rule) creates `shared`, B (without rules) adds to it, A leaves: `shared`
+    // passes to B, and B's runs still use B's rules, not A's.
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    std::fs::write(d.join("s.json"), "{\"model\": \"x\"}\n").expect("write");
+    std::fs::write(
+        d.join("a.json"),
+        "{\"shared\": {\"a\": 1}, \"list\": [{\"id\": \"x\"}]}",
+    )
+    .expect("write");
+    std::fs::write(d.join("b.json"), "{\"shared\": {\"b\": 1}}").expect("write");
+    std::fs::write(
+        d.join("b2.json"),
+        "{\"shared\": {\"b\": 1}, \"list\": [{\"id\": \"y\"}]}",
+    )
+    .expect("write");
+    let ok = |args: &[&str]| {
+        let out = run(d, args);
+        assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    ok(&[
+        "sync",
+        "s.json",
+        "--template",
+        "a.json",
+        "--owner",
+        "A",
+        "--key",
+        "/list=id",
+    ]);
+    ok(&["sync", "s.json", "--template", "b.json", "--owner", "B"]);
+    ok(&["remove", "s.json", "--owner", "A"]);
+    let out = ok(&["sync", "s.json", "--template", "b2.json", "--owner", "B"]);
+    assert!(out.contains("inserted /list (B)"), "{out}");
+    ok(&["uninstall", "--owner", "B"]);
+    assert_eq!(
+        std::fs::read_to_string(d.join("s.json")).expect("read"),
+        "{\"model\": \"x\"}\n"
+    );
+}

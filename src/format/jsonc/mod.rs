@@ -170,7 +170,22 @@ impl Syntax for Jsonc {
         View::new(doc, Members::Of(region.begin.context)).on_remove(region)
     }
 
+    /// Besides the strict check, a line that ends in CR alone is refused: JSONC readers
+    /// (VS Code's jsonc-parser) take it as a line break, while demarcate's lines, markers and
+    /// layout know LF and CRLF only, so an edit could not be laid out or undone faithfully.
     fn check_input(&self, doc: &Document<'_>) -> Result<(), String> {
+        if let Some(at) = lone_cr(doc.src) {
+            let fix = if memchr::memchr(b'\n', doc.src).is_none() {
+                "`tr '\\r' '\\n'`"
+            } else {
+                "`perl -pi -e 's/\\r(?!\\n)/\\n/g' FILE`"
+            };
+            return Err(format!(
+                "{}: a line ends in CR alone (classic Mac OS line endings), which demarcate does \
+                 not edit; convert the file's line endings to LF or CRLF first ({fix})",
+                position(doc.src, at)
+            ));
+        }
         let s = scan::scan(
             doc.src,
             Want {
@@ -240,6 +255,11 @@ impl Lexer for Json {
 impl Syntax for Json {}
 
 /// `line L, column C` of byte `at` (1-based, columns in bytes).
+/// The offset of the first CR that is not followed by LF.
+fn lone_cr(src: &[u8]) -> Option<usize> {
+    memchr::memchr_iter(b'\r', src).find(|&i| src.get(i + 1) != Some(&b'\n'))
+}
+
 fn position(src: &[u8], at: usize) -> String {
     let line = crate::lines::line_of(src, at);
     let col = crate::lines::column_of(src, at);
@@ -288,6 +308,14 @@ pub(crate) fn normalize(body: &[u8]) -> Vec<u8> {
 mod tests {
     use super::layout::{fix_commas, indent_unit, pointer_tokens, reindent};
     use super::*;
+
+    #[test]
+    fn a_cr_alone_is_found_and_crlf_is_not() {
+        assert_eq!(lone_cr(b"{\r\n  \"a\": 1\r\n}\r\n"), None);
+        assert_eq!(lone_cr(b"{\n  \"a\": 1\n}\n"), None);
+        assert_eq!(lone_cr(b"{\"a\": 1}\r"), Some(8));
+        assert_eq!(lone_cr(b"{\r\n  \"a\": 1,\r\r\n}"), Some(12));
+    }
 
     #[test]
     fn normalization_is_frozen() {
