@@ -769,11 +769,43 @@ impl Staged<'_> {
         // order) and again after the directory sync.
         let carried = follow_appends(&old, seen.len(), &target, &new)?;
         sync_dir();
-        let total = follow_appends(&old, carried, &target, &new)?;
+        let mut total = follow_appends(&old, carried, &target, &new)?;
+        // A writer that opened the old file before the rename may not have written yet (it
+        // was descheduled between its open and its write): while another process still
+        // holds the old file open, wait for it, briefly, and carry over what it adds.
+        let deadline = std::time::Instant::now() + HELD_OPEN_PATIENCE;
+        while others_have_open(&old) == Some(true) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+            total = follow_appends(&old, total, &target, &new)?;
+        }
+        total = follow_appends(&old, total, &target, &new)?;
         if total != seen.len() {
             new.sync_all().map_err(here)?;
         }
         Ok(Committed::Done)
+    }
+}
+
+/// How long a commit waits for another process that still holds the replaced file open
+/// (an appender between its open and its write) before it stops following that file.
+const HELD_OPEN_PATIENCE: Duration = Duration::from_millis(200);
+
+/// Whether another process has `f` open: on Linux, a write lease can only be taken on a
+/// file no other descriptor is open on. `None` when leases are unavailable (another
+/// system, leases disabled, not the file's owner without the lease capability).
+fn others_have_open(f: &File) -> Option<bool> {
+    use std::os::fd::AsRawFd as _;
+    let fd = f.as_raw_fd();
+    // SAFETY: fcntl with F_SETLEASE on a descriptor `f` owns; no memory is passed.
+    let r = unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_WRLCK) };
+    if r == 0 {
+        // SAFETY: as above; gives the lease just taken back.
+        unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_UNLCK) };
+        return Some(false);
+    }
+    match std::io::Error::last_os_error().raw_os_error() {
+        Some(libc::EAGAIN) => Some(true),
+        _ => None,
     }
 }
 
@@ -1276,6 +1308,24 @@ mod tests {
         let (ok, waited) = waiter.join().map_err(|_| "thread")?;
         assert!(ok);
         assert_eq!(waited, vec![dir.path().to_path_buf()]);
+        Ok(())
+    }
+
+    #[test]
+    fn a_file_held_open_elsewhere_is_seen() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let p = dir.path().join("f");
+        std::fs::write(&p, "x\n")?;
+        let ours = File::open(&p)?;
+        match others_have_open(&ours) {
+            // Leases unavailable here: the commit does not wait, nothing to check.
+            None => return Ok(()),
+            Some(held) => assert!(!held, "only our own descriptor is open"),
+        }
+        let theirs = std::fs::OpenOptions::new().append(true).open(&p)?;
+        assert_eq!(others_have_open(&ours), Some(true));
+        drop(theirs);
+        assert_eq!(others_have_open(&ours), Some(false));
         Ok(())
     }
 
