@@ -75,7 +75,10 @@ pub enum IoError {
         source: std::io::Error,
     },
     /// A `--validate` command failed.
-    #[error("validation command failed ({status}): {output}")]
+    #[error(
+        "validation command failed ({status}){}",
+        if output.is_empty() { String::new() } else { format!(": {output}") }
+    )]
     Validate {
         /// Its exit status.
         status: String,
