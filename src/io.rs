@@ -204,7 +204,9 @@ impl DirGate {
 
 impl Drop for DirLock {
     fn drop(&mut self) {
-        // The file lock goes with the file (closed after this); the gate opens now.
+        // The file lock first (the file itself closes only after this body), so that the
+        // thread let through the gate finds it free and need not poll for it.
+        let _ = self._file.unlock();
         self.gate.leave();
     }
 }
