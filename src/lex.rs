@@ -157,3 +157,50 @@ pub trait Lexer: Sync {
         false
     }
 }
+
+/// The invariants every lexer's result must hold on `src`, for the lexers' tests: comments in
+/// order, inside the input, non-empty, on one line, starting with one of `openers`, and never
+/// alone on a line that starts inside a multi-line construct; inner-line spans sorted,
+/// disjoint, from a line start (after a BOM) to a line end; keys and an unclosed construct
+/// inside the input.
+#[cfg(test)]
+pub(crate) fn assert_lexed(src: &[u8], out: &Lexed, openers: &[&[u8]]) {
+    let bom = crate::lines::bom_len(src);
+    let line_start = |p: usize| p == bom || (p > 0 && src[p - 1] == b'\n');
+    let mut last = 0;
+    for c in &out.comments {
+        let t = c.text.of(src);
+        assert!(
+            c.text.start >= last && c.text.end <= src.len() && c.text.start < c.text.end,
+            "{c:?}"
+        );
+        last = c.text.end;
+        assert!(openers.iter().any(|o| t.starts_with(o)), "{c:?}: {t:?}");
+        assert!(!t.contains(&b'\n'), "{c:?}");
+        if out.is_inner(crate::lines::line_start(src, c.text.start)) {
+            assert!(!c.alone, "a comment on an inner line is not alone: {c:?}");
+        }
+    }
+    let mut prev = None;
+    for s in &out.inner_lines {
+        assert!(s.start < s.end && s.end <= src.len(), "{s:?}");
+        assert!(line_start(s.start), "{s:?} starts mid-line");
+        assert!(
+            s.end == src.len() || src[s.end - 1] == b'\n',
+            "{s:?} ends mid-line"
+        );
+        if let Some(p) = prev {
+            assert!(s.start >= p, "{:?}", out.inner_lines);
+        }
+        prev = Some(s.end);
+    }
+    for k in &out.keys {
+        assert!(
+            k.name.start < k.name.end && k.name.end <= src.len(),
+            "{k:?}"
+        );
+    }
+    if let Some(u) = out.unclosed {
+        assert!(u.start <= src.len(), "{u:?}");
+    }
+}

@@ -250,32 +250,7 @@ mod tests {
     }
 
     fn check(src: &[u8], out: &Lexed) {
-        let mut last = 0;
-        for c in &out.comments {
-            assert!(c.text.start >= last && c.text.end <= src.len() && c.text.start < c.text.end);
-            last = c.text.end;
-            assert_eq!(src[c.text.start], b'#');
-            assert!(!c.text.of(src).contains(&b'\n'));
-        }
-        let mut prev = None;
-        for s in &out.inner_lines {
-            assert!(s.start < s.end && s.end <= src.len());
-            assert!(src[s.start - 1] == b'\n', "{s:?}");
-            assert!(s.end == src.len() || src[s.end - 1] == b'\n');
-            if let Some(p) = prev {
-                assert!(s.start >= p);
-            }
-            prev = Some(s.end);
-        }
-        for c in &out.comments {
-            let ls = src[..c.text.start]
-                .iter()
-                .rposition(|b| *b == b'\n')
-                .map_or(0, |p| p + 1);
-            if out.is_inner(ls) {
-                assert!(!c.alone);
-            }
-        }
+        crate::lex::assert_lexed(src, out, &[b"#"]);
     }
 
     /// Every marker-looking line of `src` is no marker.

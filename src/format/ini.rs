@@ -441,29 +441,7 @@ mod tests {
     }
 
     fn check(src: &[u8], out: &Lexed) {
-        let mut last = 0;
-        for c in &out.comments {
-            assert!(c.text.start >= last && c.text.end <= src.len() && c.text.start < c.text.end);
-            last = c.text.end;
-            assert!(matches!(src[c.text.start], b'#' | b';'));
-            assert!(!c.text.of(src).contains(&b'\n'));
-        }
-        let mut prev = None;
-        for s in &out.inner_lines {
-            assert!(s.start < s.end && s.end <= src.len());
-            assert!(s.start == 0 || src[s.start - 1] == b'\n');
-            assert!(s.end == src.len() || src[s.end - 1] == b'\n');
-            if let Some(p) = prev {
-                assert!(s.start > p);
-            }
-            prev = Some(s.end);
-        }
-        for k in &out.keys {
-            assert!(k.name.start < k.name.end && k.name.end <= src.len());
-        }
-        if let Some(u) = out.unclosed {
-            assert!(u.start <= src.len());
-        }
+        crate::lex::assert_lexed(src, out, &[b"#", b";"]);
     }
 
     fn regions(src: &str) -> Vec<String> {

@@ -27,37 +27,7 @@ fn lexed(src: &str, dialect: Dialect) -> (Vec<(String, bool)>, Vec<String>) {
 /// at line starts and end after a line break or at the end; a comment on an inner line is
 /// never alone.
 fn check(src: &[u8], out: &Lexed) {
-    let bom = if src.starts_with(b"\xEF\xBB\xBF") {
-        3
-    } else {
-        0
-    };
-    let line_start = |p: usize| p == bom || (p > 0 && src[p - 1] == b'\n');
-    let mut last = 0;
-    for c in &out.comments {
-        let t = c.text.of(src);
-        assert!(c.text.start >= last && c.text.end <= src.len());
-        last = c.text.end;
-        assert!(t.starts_with(b"<!--") && t.ends_with(b">"), "{t:?}");
-        assert!(!t.contains(&b'\n'));
-        let ls = src[..c.text.start]
-            .iter()
-            .rposition(|b| *b == b'\n')
-            .map_or(bom, |p| p + 1);
-        if out.is_inner(ls) {
-            assert!(!c.alone);
-        }
-    }
-    let mut prev = None;
-    for s in &out.inner_lines {
-        assert!(s.start < s.end && s.end <= src.len());
-        assert!(line_start(s.start), "{s:?}");
-        assert!(s.end == src.len() || src[s.end - 1] == b'\n');
-        if let Some(p) = prev {
-            assert!(s.start > p);
-        }
-        prev = Some(s.end);
-    }
+    crate::lex::assert_lexed(src, out, &[b"<!--"]);
 }
 
 /// The identities of the regions `src` holds.

@@ -848,23 +848,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn check(src: &[u8], out: &Lexed) {
-        let mut last = 0;
-        for c in &out.comments {
-            assert!(c.text.start >= last && c.text.end <= src.len() && c.text.start < c.text.end);
-            last = c.text.end;
-            assert_eq!(src[c.text.start], b'#');
-            assert!(!c.text.of(src).contains(&b'\n'));
-        }
-        let mut prev = None;
-        for s in &out.inner_lines {
-            assert!(s.start < s.end && s.end <= src.len(), "{s:?}");
-            assert!(src[s.start - 1] == b'\n', "{s:?}");
-            assert!(s.end == src.len() || src[s.end - 1] == b'\n', "{s:?}");
-            if let Some(p) = prev {
-                assert!(s.start > p, "{:?}", out.inner_lines);
-            }
-            prev = Some(s.end);
-        }
+        crate::lex::assert_lexed(src, out, &[b"#"]);
     }
 
     fn doc(src: &str) -> Document<'_> {
