@@ -299,7 +299,7 @@ impl<'a> Document<'a> {
         }
         wrong_openers(src, syntax, &lexed, &mut problems);
         let marker_lines = markers.iter().map(|m| m.line).collect();
-        let regions = pair(src, syntax, markers, &mut problems);
+        let regions = pair(src, syntax, markers, foreign, &mut problems);
         let mut doc = Self {
             src,
             lexed,
@@ -553,6 +553,7 @@ fn pair(
     src: &[u8],
     syntax: &dyn Lexer,
     markers: Vec<MarkerLine>,
+    foreign: Option<&Foreign>,
     problems: &mut Vec<Problem>,
 ) -> Vec<Region> {
     let mut regions: Vec<Region> = Vec::new();
@@ -655,7 +656,11 @@ fn pair(
             )
             .help(format!(
                 "add `{}` after the region's last line",
-                syntax.render_marker(&Marker::end(&b.marker.identity()))
+                // A foreign block ends with its own literal line, not a demarcate marker.
+                match foreign.filter(|f| f.identity() == b.marker.identity()) {
+                    Some(f) => f.end.trim().to_owned(),
+                    None => syntax.render_marker(&Marker::end(&b.marker.identity())),
+                }
             )),
         );
     }
