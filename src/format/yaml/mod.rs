@@ -50,12 +50,65 @@ impl Lexer for Yaml {
     fn lex(&self, src: &[u8]) -> Lexed {
         lex(src)
     }
+    fn normalize(&self, body: &[u8]) -> Vec<u8> {
+        normalize(body)
+    }
     fn key_policy(&self) -> KeyPolicy {
         KeyPolicy::AnyDuplicate
     }
     fn requires_utf8(&self) -> bool {
         true
     }
+}
+
+/// The hash normalization of a YAML body (docs/markers.md; frozen): line endings made LF;
+/// comments (the lexer's, so never text inside a scalar) removed; on lines that start at the
+/// top level of the body, trailing spaces removed and empty lines dropped; every line
+/// shifted left by the indentation the body's top-level lines share. Lines inside
+/// multi-line scalars (block scalars, multi-line quoted and plain scalars) keep every other
+/// byte. So re-indenting a region, converting it to CRLF or editing its comments is not
+/// drift, while changing a key, a value, the structure or a scalar's content is.
+pub(crate) fn normalize(body: &[u8]) -> Vec<u8> {
+    let lf = crate::hash::normalize_lines(body);
+    let lexed = lex(&lf);
+    let mut lines: Vec<(bool, Vec<u8>)> = Vec::new();
+    let mut comments = lexed.comments.iter().peekable();
+    let mut start = 0;
+    while start < lf.len() {
+        let end = crate::lines::line_end(&lf, start);
+        let inner = lexed.is_inner(start);
+        let mut text = lf[start..end].to_vec();
+        if text.last() == Some(&b'\n') {
+            text.pop();
+        }
+        if !inner {
+            while let Some(c) = comments.next_if(|c| c.text.start < end) {
+                if c.text.start >= start {
+                    text.truncate(c.text.start - start);
+                }
+            }
+            while matches!(text.last(), Some(b' ' | b'\t')) {
+                text.pop();
+            }
+        }
+        start = end;
+        if inner || !text.is_empty() {
+            lines.push((inner, text));
+        }
+    }
+    let indent = |t: &[u8]| t.iter().take_while(|b| **b == b' ').count();
+    let shared = lines
+        .iter()
+        .filter(|(inner, _)| !inner)
+        .map(|(_, t)| indent(t))
+        .min()
+        .unwrap_or(0);
+    let mut out = Vec::with_capacity(lf.len());
+    for (_, t) in &lines {
+        out.extend_from_slice(&t[indent(t).min(shared)..]);
+        out.push(b'\n');
+    }
+    out
 }
 
 impl Syntax for Yaml {
@@ -1022,13 +1075,32 @@ mod tests {
         assert!(Yaml.validate(&old_doc, &old_doc).is_ok());
     }
 
-    /// The hash normalization of YAML is the line hash, frozen (docs/markers.md).
+    /// The hash normalization of YAML is structure-aware and frozen (docs/markers.md).
     #[test]
     fn frozen_hash() {
         let h = |b: &[u8]| crate::hash::of_normalized(&Yaml.normalize(b));
-        assert_eq!(h(b"x-zylos:\n  enabled: true\n"), "985701566f6d");
-        assert_eq!(h(b"x-zylos:\r\n  enabled: true\r\n"), "985701566f6d");
-        assert_ne!(h(b"x-zylos:\n    enabled: true\n"), "985701566f6d");
+        let base = h(b"x-zylos:\n  enabled: true\n");
+        assert_eq!(
+            base, "985701566f6d",
+            "the normal form of a plain body is the body"
+        );
+        // Not drift: line endings, re-indenting the whole body, comments, blank lines.
+        assert_eq!(h(b"x-zylos:\r\n  enabled: true\r\n"), base);
+        assert_eq!(h(b"    x-zylos:\n      enabled: true\n"), base);
+        assert_eq!(
+            h(b"# ours\nx-zylos:   # the tool\n\n  enabled: true  \n"),
+            base
+        );
+        // Drift: structure, keys, values.
+        assert_ne!(h(b"x-zylos:\n    enabled: true\n"), base);
+        assert_ne!(h(b"x-zylos:\n  enabled: false\n"), base);
+        assert_ne!(h(b"x-zylos:\nenabled: true\n"), base);
+        // A block scalar's lines are content: a blank line or a `#` inside it counts.
+        let lit = h(b"s: |\n  a\n  b\n");
+        assert_ne!(h(b"s: |\n  a\n\n  b\n"), lit);
+        assert_ne!(h(b"s: |\n  a # b\n  b\n"), lit);
+        assert_eq!(h(b"  s: |\n    a\n    b\n"), lit, "re-indented as a whole");
+        assert_eq!(lit, "68b5b18f007c");
     }
 
     proptest! {
