@@ -204,3 +204,16 @@ pub(crate) fn assert_lexed(src: &[u8], out: &Lexed, openers: &[&[u8]]) {
         assert!(u.start <= src.len(), "{u:?}");
     }
 }
+
+/// For the lexers' tests: lexes `src` with `lex`, checks [`assert_lexed`] with `#` comments,
+/// and returns each comment's text and whether it stands alone.
+#[cfg(test)]
+pub(crate) fn hash_comments(src: &str, lex: fn(&[u8]) -> Lexed) -> Vec<(String, bool)> {
+    let b = src.as_bytes();
+    let out = lex(b);
+    assert_lexed(b, &out, &[b"#"]);
+    out.comments
+        .iter()
+        .map(|c| (String::from_utf8_lossy(c.text.of(b)).into_owned(), c.alone))
+        .collect()
+}

@@ -329,6 +329,30 @@ impl<'a, 'o> Walk<'a, 'o> {
         Ok(Fate::Keep)
     }
 
+    /// Decides an entry the file already holds as item `i` of `c`: a replacement is spliced
+    /// in; true when the item is to be removed.
+    fn existing(
+        &mut self,
+        e: &crate::entries::tree::Entry,
+        key: &str,
+        ptr: &str,
+        c: &ContainerSpan,
+        i: usize,
+    ) -> Result<bool, EntryError> {
+        let start = c.items[i].value.start;
+        let v = self.file_value(start)?;
+        match self.decide(e, key, ptr, Some((&v, start))) {
+            Op::Replace(j) => {
+                if let Some(edit) = splice::replace_value(self.src, &self.layout, c, i, &j) {
+                    self.edits.push(edit);
+                }
+                Ok(false)
+            }
+            Op::Remove => Ok(true),
+            Op::Keep | Op::Insert(_) => Ok(false),
+        }
+    }
+
     fn file_value(&self, start: usize) -> Result<Json, EntryError> {
         Json::parse_at(self.src, start)
             .map(|(v, _)| v)
@@ -357,18 +381,8 @@ impl<'a, 'o> Walk<'a, 'o> {
             let found = index.get(name.as_str()).copied();
             match (&child.item, found) {
                 (Item::Entry(e), Some(i)) => {
-                    let start = c.items[i].value.start;
-                    let v = self.file_value(start)?;
-                    match self.decide(e, &child.key, &cptr, Some((&v, start))) {
-                        Op::Replace(j) => {
-                            if let Some(edit) =
-                                splice::replace_value(self.src, &self.layout, c, i, &j)
-                            {
-                                self.edits.push(edit);
-                            }
-                        }
-                        Op::Remove => removed[i] = true,
-                        Op::Keep | Op::Insert(_) => {}
+                    if self.existing(e, &child.key, &cptr, c, i)? {
+                        removed[i] = true;
                     }
                 }
                 (Item::Entry(e), None) => {
@@ -481,18 +495,8 @@ impl<'a, 'o> Walk<'a, 'o> {
             };
             match (&child.item, found) {
                 (Item::Entry(e), Some(i)) => {
-                    let start = c.items[i].value.start;
-                    let v = self.file_value(start)?;
-                    match self.decide(e, &child.key, &cptr, Some((&v, start))) {
-                        Op::Replace(j) => {
-                            if let Some(edit) =
-                                splice::replace_value(self.src, &self.layout, c, i, &j)
-                            {
-                                self.edits.push(edit);
-                            }
-                        }
-                        Op::Remove => removed[i] = true,
-                        Op::Keep | Op::Insert(_) => {}
+                    if self.existing(e, &child.key, &cptr, c, i)? {
+                        removed[i] = true;
                     }
                 }
                 (Item::Entry(e), None) => {

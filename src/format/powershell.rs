@@ -589,13 +589,7 @@ mod tests {
 
     /// Lexes `src`, checks the invariants, returns (comment text, alone) pairs.
     fn comments(src: &str) -> Vec<(String, bool)> {
-        let b = src.as_bytes();
-        let out = lex(b);
-        check(b, &out);
-        out.comments
-            .iter()
-            .map(|c| (String::from_utf8_lossy(c.text.of(b)).into_owned(), c.alone))
-            .collect()
+        crate::lex::hash_comments(src, lex)
     }
 
     fn check(src: &[u8], out: &Lexed) {
