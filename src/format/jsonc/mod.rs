@@ -10,6 +10,8 @@
 mod home;
 pub(crate) mod layout;
 pub(crate) mod lexer;
+#[cfg(test)]
+mod oracle;
 pub(crate) mod scan;
 
 use super::{Created, Fitted, Home, KeyPolicy, Lexer, Placement, Syntax};

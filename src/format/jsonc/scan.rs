@@ -9,12 +9,12 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::lexer::{self, Token, TokenKind, Tokens};
+use super::lexer;
 use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
 
 /// FNV-1a: a fast hash for key names (no untrusted-input concern: a slow case only slows).
 #[derive(Default)]
-struct Fnv(u64);
+pub(super) struct Fnv(u64);
 
 impl Hasher for Fnv {
     fn finish(&self) -> u64 {
@@ -142,47 +142,146 @@ enum State {
     After,
 }
 
+/// One open container: 9 bytes, so that a file nested a million levels deep costs less than
+/// twice its own size again (docs/formats.md, JSONC, Nesting). What only some scans need
+/// lives in side stacks: the member being read (structure), a comma waiting for its next
+/// value in a container that is not the innermost (only in invalid input).
+#[derive(Clone, Copy)]
+#[repr(C, packed)]
 struct Frame {
     id: u32,
+    /// Index in [`Scanner::keys`] where this object's keys start.
+    keys_from: u32,
     kind: Kind,
     state: State,
-    after_comma: bool,
-    last_comma: Option<usize>,
-    /// Index in [`Scanner::keys`] where this object's keys start.
-    keys_from: usize,
-    cur: Option<Member>,
-    nmembers: usize,
 }
+
+/// The keys of the open objects, innermost last, as start offset and length: 8 bytes a key
+/// for files under 4 GiB.
+enum Keys {
+    Narrow(Vec<(u32, u32)>),
+    Wide(Vec<(usize, usize)>),
+}
+
+impl Keys {
+    fn len(&self) -> usize {
+        match self {
+            Self::Narrow(v) => v.len(),
+            Self::Wide(v) => v.len(),
+        }
+    }
+
+    fn push(&mut self, span: Span) {
+        match self {
+            Self::Narrow(v) => match (u32::try_from(span.start), u32::try_from(span.len())) {
+                (Ok(a), Ok(n)) => v.push((a, n)),
+                _ => {
+                    let mut w: Vec<(usize, usize)> =
+                        v.iter().map(|&(a, n)| (a as usize, n as usize)).collect();
+                    w.push((span.start, span.len()));
+                    *self = Self::Wide(w);
+                }
+            },
+            Self::Wide(v) => v.push((span.start, span.len())),
+        }
+    }
+
+    /// The name of key `i`: its string token without the quotes.
+    fn name(&self, i: usize) -> Span {
+        let (start, len) = match self {
+            Self::Narrow(v) => v.get(i).map_or((0, 0), |&(a, n)| (a as usize, n as usize)),
+            Self::Wide(v) => v.get(i).copied().unwrap_or((0, 0)),
+        };
+        let end = start + len;
+        Span::new(start + 1, end.saturating_sub(1).max(start + 1))
+    }
+
+    fn truncate(&mut self, n: usize) {
+        match self {
+            Self::Narrow(v) => v.truncate(n),
+            Self::Wide(v) => v.truncate(n),
+        }
+    }
+}
+
+/// Byte classes of the scanner's dispatch.
+const C_OTHER: u8 = 0;
+const C_WS: u8 = 1;
+const C_WORD: u8 = 2;
+const C_PUNCT: u8 = 3;
+const C_QUOTE: u8 = 4;
+const C_SLASH: u8 = 5;
+
+static CLASS: [u8; 256] = {
+    let mut t = [C_OTHER; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = if matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+            C_WS
+        } else if c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.' | b'_' | b'$') {
+            C_WORD
+        } else if matches!(c, b'{' | b'}' | b'[' | b']' | b':' | b',') {
+            C_PUNCT
+        } else if c == b'"' {
+            C_QUOTE
+        } else if c == b'/' {
+            C_SLASH
+        } else {
+            C_OTHER
+        };
+        b += 1;
+    }
+    t
+};
 
 struct Scanner<'a> {
     src: &'a [u8],
-    /// Key names of the open objects, innermost last; each frame knows where its own start.
-    keys: Vec<Span>,
+    /// Keys of the open objects; each frame knows where its own start.
+    keys: Keys,
+    /// Scratch: the key names of the object being closed.
+    names: Vec<Span>,
     want: Want,
     out: Scan,
     stack: Vec<Frame>,
+    /// The innermost container's comma that still waits for a value (its offset).
+    pending: Option<usize>,
+    /// Such commas of outer containers: stack index and offset (invalid input only).
+    buried: Vec<(usize, usize)>,
+    /// With structure: each open container's current member and member count.
+    cur: Vec<(Option<Member>, usize)>,
     next_id: u32,
+    /// The offset [`Want::probe`] asks about, until it is answered.
+    probe_at: usize,
 }
 
-/// Scans `src`.
+/// Scans `src`: one pass over its bytes that skips runs of ordinary bytes (whitespace, word
+/// characters, string contents) with a lookup table or memchr and acts on the bytes that
+/// can change the state: quotes, slashes, brackets, `:` and `,`.
 #[must_use]
 pub(crate) fn scan(src: &[u8], want: Want) -> Scan {
+    let keys = if u32::try_from(src.len()).is_ok() {
+        Keys::Narrow(Vec::new())
+    } else {
+        Keys::Wide(Vec::new())
+    };
     let mut s = Scanner {
         src,
-        keys: Vec::new(),
+        keys,
+        names: Vec::new(),
         want,
         out: Scan::default(),
         stack: vec![Frame {
             id: 0,
             kind: Kind::Top,
             state: State::Value,
-            after_comma: false,
-            last_comma: None,
             keys_from: 0,
-            cur: None,
-            nmembers: 0,
         }],
+        pending: None,
+        buried: Vec::new(),
+        cur: Vec::new(),
         next_id: 1,
+        probe_at: want.probe.unwrap_or(usize::MAX),
     };
     if want.structure {
         s.out.containers.push(Container {
@@ -194,24 +293,9 @@ pub(crate) fn scan(src: &[u8], want: Want) -> Scan {
             first: None,
             members: Vec::new(),
         });
+        s.cur.push((None, 0));
     }
-    match want.probe {
-        Some(p) => {
-            let mut probed = false;
-            for t in Tokens::new(src) {
-                if !probed && t.span.start >= p {
-                    probed = true;
-                    s.out.probe = s.top().id;
-                }
-                s.token(t);
-            }
-        }
-        None => {
-            for t in Tokens::new(src) {
-                s.token(t);
-            }
-        }
-    }
+    s.run();
     s.finish();
     s.out
 }
@@ -228,116 +312,194 @@ impl Scanner<'_> {
         &mut self.stack[last]
     }
 
-    fn token(&mut self, t: Token) {
-        match t.kind {
-            TokenKind::Ws => {}
-            TokenKind::LineComment => self.comment(t, false),
-            TokenKind::BlockComment => self.comment(t, true),
-            TokenKind::OpenBlockComment => {
-                self.inner(t.span);
-                self.unclosed(t.span.start, "block comment");
-                self.error(t.span.start, || {
-                    "this block comment is never closed (`*/`)".into()
-                });
-            }
-            TokenKind::String | TokenKind::OpenString => {
-                if t.kind == TokenKind::OpenString {
-                    self.unclosed(t.span.start, "string");
-                    self.error(t.span.start, || {
-                        "this string is not closed on its line".into()
-                    });
-                } else if self.want.strict {
-                    self.check_string(t.span);
-                }
-                let f = self.top();
-                if f.kind == Kind::Object && f.state == State::Key {
-                    let context = f.id;
-                    f.state = State::Colon;
-                    f.after_comma = false;
-                    f.cur = Some(Member {
-                        key: Some(t.span),
-                        start: t.span.start,
-                        end: t.span.end,
-                        comma: None,
-                        child: None,
-                    });
-                    let name = Span::new(
-                        t.span.start + 1,
-                        t.span.end.saturating_sub(1).max(t.span.start + 1),
-                    );
-                    let _ = context;
-                    if self.want.keys {
-                        self.keys.push(name);
-                    }
-                } else {
-                    self.scalar(t.span);
-                }
-            }
-            TokenKind::Word => {
-                if self.want.strict {
-                    let w = t.span.of(self.src);
-                    if self.top().state == State::Key {
-                        self.error(t.span.start, || {
-                            format!(
-                                "`{}`: keys must be double-quoted strings",
-                                String::from_utf8_lossy(w)
-                            )
-                        });
-                    } else if !lexer::is_number(w) && !lexer::is_literal(w) {
-                        self.error(t.span.start, || {
-                            format!(
-                                "`{}` is not a JSON value (numbers are decimal, literals are \
-                                 true, false and null)",
-                                String::from_utf8_lossy(w)
-                            )
-                        });
+    /// A token starts at `at`: answers the probe when it is the first at or after it.
+    #[inline]
+    fn token_at(&mut self, at: usize) {
+        if at >= self.probe_at {
+            self.probe_at = usize::MAX;
+            self.out.probe = self.top().id;
+        }
+    }
+
+    fn run(&mut self) {
+        let src = self.src;
+        let n = src.len();
+        let mut pos = 0;
+        if src.starts_with(b"\xef\xbb\xbf") {
+            self.token_at(0);
+            pos = 3;
+        }
+        while pos < n {
+            let b = src[pos];
+            let start = pos;
+            self.token_at(start);
+            match CLASS[b as usize] {
+                C_WS => {
+                    pos += 1;
+                    while pos < n && CLASS[src[pos] as usize] == C_WS {
+                        pos += 1;
                     }
                 }
-                self.scalar(t.span);
-            }
-            TokenKind::LBrace | TokenKind::LBracket => self.open(t),
-            TokenKind::RBrace | TokenKind::RBracket => self.close(t),
-            TokenKind::Colon => {
-                let f = self.top();
-                if f.state == State::Colon {
-                    f.state = State::Value;
-                } else {
-                    self.error(t.span.start, || "unexpected `:`".into());
-                }
-            }
-            TokenKind::Comma => self.comma(t.span.start),
-            TokenKind::Other => {
-                let b = t.span.of(self.src);
-                self.error(t.span.start, || {
-                    if b == b"'" {
-                        "single-quoted strings are not JSONC; use double quotes".into()
-                    } else {
-                        format!("unexpected character `{}`", String::from_utf8_lossy(b))
+                C_PUNCT => {
+                    pos += 1;
+                    match b {
+                        b',' => self.comma(start),
+                        b':' => self.colon(start),
+                        b'{' => self.open(start, Kind::Object),
+                        b'[' => self.open(start, Kind::Array),
+                        b'}' => self.close(start, Kind::Object),
+                        _ => self.close(start, Kind::Array),
                     }
-                });
+                }
+                C_QUOTE => {
+                    let (len, closed) = lexer::string_len(&src[start..]);
+                    pos += len.max(1);
+                    self.string(Span::new(start, pos), closed);
+                }
+                C_WORD => {
+                    pos += 1;
+                    while pos < n && CLASS[src[pos] as usize] == C_WORD {
+                        pos += 1;
+                    }
+                    self.word(Span::new(start, pos));
+                }
+                C_SLASH => match src.get(pos + 1) {
+                    Some(b'/') => {
+                        pos = memchr::memchr(b'\n', &src[pos + 2..]).map_or(n, |k| pos + 2 + k);
+                        self.comment(Span::new(start, pos), false);
+                    }
+                    Some(b'*') => {
+                        if let Some(k) = memchr::memmem::find(&src[pos + 2..], b"*/") {
+                            pos += 2 + k + 2;
+                            self.comment(Span::new(start, pos), true);
+                        } else {
+                            pos = n;
+                            let span = Span::new(start, n);
+                            self.inner(span);
+                            self.unclosed(start, "block comment");
+                            self.error(start, || {
+                                "this block comment is never closed (`*/`)".into()
+                            });
+                        }
+                    }
+                    _ => {
+                        pos += 1;
+                        self.other(Span::new(start, pos));
+                    }
+                },
+                _ => {
+                    // One whole UTF-8 character (or one byte of a broken sequence).
+                    let want = match b {
+                        0xc0..=0xdf => 2,
+                        0xe0..=0xef => 3,
+                        0xf0..=0xf7 => 4,
+                        _ => 1,
+                    };
+                    let mut len = 1;
+                    while len < want && pos + len < n && src[pos + len] & 0xc0 == 0x80 {
+                        len += 1;
+                    }
+                    pos += len;
+                    self.other(Span::new(start, pos));
+                }
             }
         }
     }
 
-    fn comment(&mut self, t: Token, block: bool) {
+    fn other(&mut self, span: Span) {
+        let b = span.of(self.src);
+        self.error(span.start, || {
+            if b == b"'" {
+                "single-quoted strings are not JSONC; use double quotes".into()
+            } else {
+                format!("unexpected character `{}`", String::from_utf8_lossy(b))
+            }
+        });
+    }
+
+    fn string(&mut self, span: Span, closed: bool) {
+        if !closed {
+            self.unclosed(span.start, "string");
+            self.error(span.start, || {
+                "this string is not closed on its line".into()
+            });
+        } else if self.want.strict {
+            self.check_string(span);
+        }
+        let f = self.top();
+        if f.kind == Kind::Object && f.state == State::Key {
+            f.state = State::Colon;
+            self.pending = None;
+            if self.want.structure
+                && let Some(c) = self.cur.last_mut()
+            {
+                c.0 = Some(Member {
+                    key: Some(span),
+                    start: span.start,
+                    end: span.end,
+                    comma: None,
+                    child: None,
+                });
+            }
+            if self.want.keys {
+                self.keys.push(span);
+            }
+        } else {
+            self.scalar(span);
+        }
+    }
+
+    fn word(&mut self, span: Span) {
+        if self.want.strict {
+            let w = span.of(self.src);
+            if self.top().state == State::Key {
+                self.error(span.start, || {
+                    format!(
+                        "`{}`: keys must be double-quoted strings",
+                        String::from_utf8_lossy(w)
+                    )
+                });
+            } else if !is_number(w) && !lexer::is_literal(w) {
+                self.error(span.start, || {
+                    format!(
+                        "`{}` is not a JSON value (numbers are decimal, literals are true, \
+                         false and null)",
+                        String::from_utf8_lossy(w)
+                    )
+                });
+            }
+        }
+        self.scalar(span);
+    }
+
+    fn colon(&mut self, at: usize) {
+        let f = self.top();
+        if f.state == State::Colon {
+            f.state = State::Value;
+        } else {
+            self.error(at, || "unexpected `:`".into());
+        }
+    }
+
+    fn comment(&mut self, span: Span, block: bool) {
         let src = self.src;
-        let mut text = t.span;
+        let mut text = span;
         if !block && text.end > text.start && src[text.end - 1] == b'\r' {
             text.end -= 1;
         }
-        let mut k = t.span.start;
+        let mut k = span.start;
         while k > 0 && matches!(src[k - 1], b' ' | b'\t') {
             k -= 1;
         }
         let mut alone =
             k == 0 || src[k - 1] == b'\n' || (k == 3 && src.starts_with(b"\xef\xbb\xbf"));
         if block {
-            let body = t.span.of(src);
+            let body = span.of(src);
             if memchr::memchr(b'\n', body).is_some() {
                 alone = false;
-                self.inner(t.span);
+                self.inner(span);
             } else {
-                let mut e = t.span.end;
+                let mut e = span.end;
                 while e < src.len() && matches!(src[e], b' ' | b'\t' | b'\r') {
                     e += 1;
                 }
@@ -396,8 +558,11 @@ impl Scanner<'_> {
             });
             return false;
         }
-        if f.kind != Kind::Object {
-            f.cur = Some(Member {
+        if f.kind != Kind::Object
+            && self.want.structure
+            && let Some(c) = self.cur.last_mut()
+        {
+            c.0 = Some(Member {
                 key: None,
                 start: at,
                 end: at,
@@ -405,25 +570,29 @@ impl Scanner<'_> {
                 child: None,
             });
         }
-        f.after_comma = false;
+        self.pending = None;
         true
     }
 
     fn end_value(&mut self, end: usize) {
-        let f = self.top();
-        f.state = State::After;
-        if let Some(m) = &mut f.cur {
+        self.top().state = State::After;
+        if let Some((Some(m), _)) = self.cur.last_mut() {
             m.end = end;
         }
     }
 
     fn push_member(&mut self) {
-        let (structure, members) = (self.want.structure, self.want.members);
-        let f = self.top();
-        let Some(m) = f.cur.take() else { return };
-        f.nmembers += 1;
-        let id = f.id;
-        if structure && let Some(c) = self.out.containers.get_mut(id as usize) {
+        if !self.want.structure {
+            return;
+        }
+        let members = self.want.members;
+        let id = self.stack.last().map_or(0, |f| f.id);
+        let Some((cur, n)) = self.cur.last_mut() else {
+            return;
+        };
+        let Some(m) = cur.take() else { return };
+        *n += 1;
+        if let Some(c) = self.out.containers.get_mut(id as usize) {
             if c.first.is_none() {
                 c.first = Some(m.start);
             }
@@ -442,48 +611,50 @@ impl Scanner<'_> {
     fn comma(&mut self, at: usize) {
         let f = self.top();
         if f.state == State::After && f.kind != Kind::Top {
-            if let Some(m) = &mut f.cur {
-                m.comma = Some(at);
-            }
             f.state = if f.kind == Kind::Object {
                 State::Key
             } else {
                 State::Value
             };
-            f.after_comma = true;
-            f.last_comma = Some(at);
+            if let Some((Some(m), _)) = self.cur.last_mut() {
+                m.comma = Some(at);
+            }
+            self.pending = Some(at);
             self.push_member();
         } else {
             self.error(at, || "unexpected `,`".into());
         }
     }
 
-    fn open(&mut self, t: Token) {
-        let kind = if t.kind == TokenKind::LBrace {
-            Kind::Object
-        } else {
-            Kind::Array
-        };
+    fn open(&mut self, at: usize, kind: Kind) {
         let id = self.next_id;
         self.next_id = self.next_id.saturating_add(1);
-        let ok = self.begin_value(t.span.start);
-        let f = self.top();
-        let parent = (f.id, f.nmembers);
-        if ok && let Some(m) = &mut f.cur {
-            m.child = Some(id);
-        }
+        let ok = self.begin_value(at);
         if self.want.structure {
+            let parent_id = self.stack.last().map_or(0, |f| f.id);
+            let mut parent = (parent_id, 0);
+            if let Some((cur, n)) = self.cur.last_mut() {
+                parent.1 = *n;
+                if ok && let Some(m) = cur {
+                    m.child = Some(id);
+                }
+            }
             let depth = u32::try_from(self.stack.len()).unwrap_or(u32::MAX);
             self.out.containers.push(Container {
                 kind,
-                open: t.span.start,
+                open: at,
                 close: None,
                 parent: Some(parent),
                 depth,
                 first: None,
                 members: Vec::new(),
             });
+            self.cur.push((None, 0));
         }
+        if let Some(c) = self.pending.take() {
+            self.buried.push((self.stack.len() - 1, c));
+        }
+        let keys_from = u32::try_from(self.keys.len()).unwrap_or(u32::MAX);
         self.stack.push(Frame {
             id,
             kind,
@@ -492,60 +663,67 @@ impl Scanner<'_> {
             } else {
                 State::Value
             },
-            after_comma: false,
-            last_comma: None,
-            keys_from: self.keys.len(),
-            cur: None,
-            nmembers: 0,
+            keys_from,
         });
     }
 
-    fn close(&mut self, t: Token) {
-        let want = if t.kind == TokenKind::RBrace {
-            Kind::Object
-        } else {
-            Kind::Array
-        };
-        let at = t.span.start;
+    fn close(&mut self, at: usize, want: Kind) {
         let closer = char::from(self.src[at]);
-        let f = self.top();
+        let f = *self.top();
         if f.kind == Kind::Top {
             self.error(at, || format!("`{closer}` closes nothing"));
             return;
         }
-        let (kind, state, after_comma, last_comma) = (f.kind, f.state, f.after_comma, f.last_comma);
-        if kind != want {
+        if f.kind != want {
             self.error(at, || {
                 format!(
                     "`{closer}` closes an {}",
-                    if kind == Kind::Object {
+                    if f.kind == Kind::Object {
                         "object (`{`)"
                     } else {
                         "array (`[`)"
                     }
                 )
             });
-        } else if let (true, Some(c)) = (after_comma, last_comma) {
+        } else if let Some(c) = self.pending {
             self.out.trailing_commas.push(c);
-        } else if matches!(state, State::Colon) || (state == State::Value && kind == Kind::Object) {
+        } else if matches!(f.state, State::Colon)
+            || (f.state == State::Value && f.kind == Kind::Object)
+        {
             self.error(at, || "expected a value".into());
         }
         self.push_member();
-        let Some(done) = self.stack.pop() else { return };
+        self.stack.pop();
+        if self.want.structure {
+            self.cur.pop();
+        }
+        let below = self.stack.len() - 1;
+        self.pending = match self.buried.last() {
+            Some(&(i, c)) if i == below => {
+                self.buried.pop();
+                Some(c)
+            }
+            _ => None,
+        };
         if self.want.keys {
-            self.object_keys(done.id, done.keys_from);
+            self.object_keys(f.id, f.keys_from as usize);
         }
         if self.want.structure
-            && let Some(c) = self.out.containers.get_mut(done.id as usize)
+            && let Some(c) = self.out.containers.get_mut(f.id as usize)
         {
             c.close = Some(at);
         }
-        self.end_value(t.span.end);
+        self.end_value(at + 1);
     }
 
     fn finish(&mut self) {
         while self.stack.len() > 1 {
             let Some(f) = self.stack.pop() else { break };
+            let cur = if self.want.structure {
+                self.cur.pop().and_then(|c| c.0)
+            } else {
+                None
+            };
             let open = self.out.containers.get(f.id as usize).map_or(0, |c| c.open);
             let what = if f.kind == Kind::Object {
                 "object"
@@ -554,13 +732,13 @@ impl Scanner<'_> {
             };
             self.unclosed(open, what);
             if self.want.keys {
-                self.object_keys(f.id, f.keys_from);
+                self.object_keys(f.id, f.keys_from as usize);
             }
             self.error(open, || format!("this {what} is never closed"));
             if self.want.structure
                 && let Some(c) = self.out.containers.get_mut(f.id as usize)
             {
-                c.members.extend(f.cur);
+                c.members.extend(cur);
             }
         }
         self.push_member();
@@ -570,9 +748,19 @@ impl Scanner<'_> {
     /// Reports the keys of a closed object that occur more than once in it: the only ones
     /// `duplicate-key` looks at, so a large file does not hash every key.
     fn object_keys(&mut self, context: u32, from: usize) {
-        let from = from.min(self.keys.len());
-        let keys = &self.keys[from..];
+        let len = self.keys.len();
+        let from = from.min(len);
+        if len - from < 2 {
+            self.keys.truncate(from);
+            return;
+        }
         let src = self.src;
+        self.names.clear();
+        for i in from..len {
+            self.names.push(self.keys.name(i));
+        }
+        self.keys.truncate(from);
+        let keys = &self.names;
         let out = &mut self.out.lexed.keys;
         if keys.len() <= 32 {
             // Small objects: compare pairs, no allocation.
@@ -604,12 +792,15 @@ impl Scanner<'_> {
                 }
             }
         }
-        self.keys.truncate(from);
     }
 
     fn check_string(&mut self, span: Span) {
         let s = span.of(self.src);
         let inner = &s[1..s.len() - 1];
+        // Most strings hold neither escapes nor control characters.
+        if inner.iter().all(|&b| b >= 0x20 && b != b'\\') {
+            return;
+        }
         let mut i = 0;
         while i < inner.len() {
             let b = inner[i];
@@ -642,6 +833,16 @@ impl Scanner<'_> {
             }
             i += 1;
         }
+    }
+}
+
+/// True when `w` is exactly a JSON number: a plain integer is checked here, anything else by
+/// the grammar's `number` production.
+fn is_number(w: &[u8]) -> bool {
+    match w {
+        [b'0'] => true,
+        [b'1'..=b'9', rest @ ..] if rest.iter().all(u8::is_ascii_digit) => true,
+        _ => lexer::is_number(w),
     }
 }
 
@@ -795,5 +996,132 @@ mod tests {
             full("{/*").lexed.unclosed.map(|u| u.what),
             Some("block comment")
         );
+    }
+}
+
+#[cfg(test)]
+mod oracle_tests {
+    use super::*;
+
+    /// Every kind of scan, on `src`: the same result as the oracle's.
+    fn agrees_with_oracle(src: &[u8]) {
+        let mid = src.len() / 2;
+        for want in [
+            Want::default(),
+            Want {
+                keys: true,
+                strict: true,
+                ..Want::default()
+            },
+            Want {
+                structure: true,
+                strict: true,
+                keys: true,
+                probe: Some(mid),
+                members: Members::All,
+            },
+            Want {
+                structure: true,
+                members: Members::UpTo(1),
+                probe: Some(src.len()),
+                ..Want::default()
+            },
+            Want {
+                structure: true,
+                members: Members::Of(2),
+                probe: Some(0),
+                ..Want::default()
+            },
+        ] {
+            let fast = scan(src, want);
+            let slow = super::super::oracle::scan(src, want);
+            let shown = String::from_utf8_lossy(src);
+            assert_eq!(fast.lexed, slow.lexed, "{want:?} {shown:?}");
+            assert_eq!(fast.containers, slow.containers, "{want:?} {shown:?}");
+            assert_eq!(fast.error, slow.error, "{want:?} {shown:?}");
+            assert_eq!(fast.probe, slow.probe, "{want:?} {shown:?}");
+            assert_eq!(
+                fast.trailing_commas, slow.trailing_commas,
+                "{want:?} {shown:?}"
+            );
+        }
+    }
+
+    const FRAGMENTS: &[&str] = &[
+        "{",
+        "}",
+        "[",
+        "]",
+        ":",
+        ",",
+        " ",
+        "\n",
+        "\r\n",
+        "\t",
+        "\"a\"",
+        "\"b\"",
+        "\"a",
+        "\"\\\"",
+        "\"\\n\"",
+        "\"\\x\"",
+        "\"\\u12\"",
+        "\"\t\"",
+        "1",
+        "-2.5e3",
+        "01",
+        "true",
+        "null",
+        "nul",
+        "x",
+        "'",
+        "// c\n",
+        "// c",
+        "/* c */",
+        "/* c\n d */",
+        "/*",
+        "/",
+        "é",
+        "\u{feff}",
+        "\r",
+        "\\",
+        "\"a\\\n",
+        "0x1",
+        "$",
+        "*/",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+
+        #[test]
+        fn fast_scanner_matches_oracle_on_jsoncish(parts in proptest::collection::vec(
+            proptest::sample::select(FRAGMENTS), 0..80
+        )) {
+            agrees_with_oracle(parts.concat().as_bytes());
+        }
+
+        #[test]
+        fn fast_scanner_matches_oracle_on_bytes(
+            src in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300)
+        ) {
+            agrees_with_oracle(&src);
+        }
+    }
+
+    #[test]
+    fn fast_scanner_matches_oracle_on_files() {
+        let many: String = (0..40)
+            .map(|i| format!("\"k{}\": [1, {{}}],", i % 39))
+            .collect();
+        for src in [
+            format!("{{{many} \"z\": 0}}"),
+            "\u{feff}// top\n{\n  \"a\": {\"b\": [1, 2,], /* x\n */ \"c\": null},\n}\n".to_owned(),
+            format!("[{}1{}]", "[".repeat(300), "]".repeat(300)),
+            format!("{}\"x\": 1", "{\"a\": ".repeat(300)),
+            "{\"a\": 1, , \"b\": [1, , {\"c\": 2,}, ], }".to_owned(),
+            "{\"a\",: 1, x {\"b\": 1}, }".to_owned(),
+        ] {
+            agrees_with_oracle(src.as_bytes());
+        }
     }
 }
