@@ -59,22 +59,13 @@ pub(super) fn place(
         return Err(format!("region \"{id}\" has no place in the template"));
     };
     let src = doc.src;
-    let s = scan::scan(
-        src,
-        Want {
-            structure: true,
-            strict: true,
-            members: Members::All,
-            ..Want::default()
-        },
-    );
-    if let Some((at, msg)) = s.error {
+    if let Some((at, msg)) = super::strict_error(doc) {
         return Err(format!(
             "line {}: {msg}; the file is not valid JSONC, fix it first",
             line_of(src, at)
         ));
     }
-    let view = View::from_scan(doc, s);
+    let view = View::new(doc, Members::All);
     let Some(root) = view.root() else {
         return Ok(make_root(doc));
     };

@@ -2,6 +2,8 @@
 //! a JSON Pointer), indentation, commas, and what a removal takes back.
 
 use super::lexer::{TokenKind, Tokens};
+use std::sync::Arc;
+
 use super::scan::{self, Container, Kind, Member, Members, Scan, Want};
 use crate::document::{Document, Region, line_end};
 
@@ -12,7 +14,7 @@ use crate::lex::Span;
 pub(crate) struct View<'a> {
     src: &'a [u8],
     /// The scan with its container table.
-    pub scan: Scan,
+    pub scan: Arc<Scan>,
     /// One level of indentation (`"  "`, `"    "`, `"\t"`).
     pub unit: Vec<u8>,
     /// True when the file has a trailing comma (a region's own, written because the file
@@ -96,23 +98,35 @@ pub(crate) fn indent_unit(src: &[u8], containers: &[Container]) -> Vec<u8> {
 }
 
 impl<'a> View<'a> {
-    /// Scans `doc` for its structure, with the members `members` selects.
+    /// The structure of `doc`, with the members `members` selects: the table its parse
+    /// carries (made on first use), or a scan of its own.
     #[must_use]
     pub(crate) fn new(doc: &Document<'a>, members: Members) -> Self {
-        let scan = scan::scan(
-            doc.src,
-            Want {
-                structure: true,
-                members,
-                ..Want::default()
-            },
-        );
+        let scan = match super::carried(doc) {
+            Some(c) => c.structure(doc.src, members),
+            None => Arc::new(scan::scan(
+                doc.src,
+                Want {
+                    structure: true,
+                    members,
+                    ..Want::default()
+                },
+            )),
+        };
         Self::from_scan(doc, scan)
     }
 
     /// The view of `doc` with the members of the container that holds `offset`.
     #[must_use]
     pub(crate) fn at_offset(doc: &Document<'a>, offset: usize) -> Self {
+        // With every container closed, a table the document already carries answers where
+        // `offset` is as a probing scan would.
+        if doc.lexed.unclosed.is_none()
+            && let Some(s) = super::carried(doc).and_then(scan::Carried::any_structure)
+        {
+            let id = scan::container_at(&s.containers, doc.src.len(), offset);
+            return Self::new(doc, Members::Of(id));
+        }
         let probe = scan::scan(
             doc.src,
             Want {
@@ -126,7 +140,7 @@ impl<'a> View<'a> {
 
     /// A view over an existing scan (which must record structure).
     #[must_use]
-    pub(crate) fn from_scan(doc: &Document<'a>, scan: Scan) -> Self {
+    pub(crate) fn from_scan(doc: &Document<'a>, scan: Arc<Scan>) -> Self {
         let unit = indent_unit(doc.src, &scan.containers);
         let trailing = !scan.trailing_commas.is_empty();
         Self {
@@ -146,16 +160,7 @@ impl<'a> View<'a> {
     /// The innermost object or array strictly containing `offset`, else the top level.
     #[must_use]
     pub(crate) fn container_at(&self, offset: usize) -> u32 {
-        let len = self.src.len();
-        let mut best = 0u32;
-        let mut best_open = 0usize;
-        for (i, c) in self.scan.containers.iter().enumerate().skip(1) {
-            if c.open < offset && offset <= c.limit(len) && (best == 0 || c.open > best_open) {
-                best = u32::try_from(i).unwrap_or(0);
-                best_open = c.open;
-            }
-        }
-        best
+        scan::container_at(&self.scan.containers, self.src.len(), offset)
     }
 
     /// The id of the root object or array.

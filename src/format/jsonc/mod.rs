@@ -22,6 +22,7 @@ use crate::place::At;
 use layout::{Edge, View};
 use lexer::{TokenKind, Tokens};
 use scan::{Members, Want};
+use std::sync::Arc;
 
 /// The JSONC format.
 pub(crate) struct Jsonc;
@@ -42,6 +43,21 @@ impl Lexer for Jsonc {
         .lexed
     }
 
+    /// One scan gives the engine's [`Lexed`] and keeps the strict check's verdict and the
+    /// comma style for placement, fitting and validation ([`scan::Carried`]).
+    fn scan(&self, src: &[u8]) -> (Lexed, Option<crate::lex::Scan>) {
+        let mut s = scan::scan(
+            src,
+            Want {
+                keys: true,
+                strict: true,
+                ..Want::default()
+            },
+        );
+        let carried = scan::Carried::new(&s);
+        (std::mem::take(&mut s.lexed), Some(Arc::new(carried)))
+    }
+
     fn opener(&self) -> &'static str {
         "//"
     }
@@ -56,6 +72,38 @@ impl Lexer for Jsonc {
 
     fn requires_utf8(&self) -> bool {
         true
+    }
+}
+
+/// What the parse of `doc` carries, when `doc` was parsed as JSONC.
+fn carried<'d>(doc: &'d Document<'_>) -> Option<&'d scan::Carried> {
+    doc.scan.as_deref()?.downcast_ref::<scan::Carried>()
+}
+
+/// The first error a strict JSONC reader reports in `doc`.
+fn strict_error(doc: &Document<'_>) -> Option<(usize, String)> {
+    match carried(doc) {
+        Some(c) => c.error.clone(),
+        None => {
+            scan::scan(
+                doc.src,
+                Want {
+                    strict: true,
+                    ..Want::default()
+                },
+            )
+            .error
+        }
+    }
+}
+
+/// True when `doc` has a trailing comma.
+fn has_trailing_comma(doc: &Document<'_>) -> bool {
+    match carried(doc) {
+        Some(c) => c.trailing_comma.is_some(),
+        None => !scan::scan(doc.src, Want::default())
+            .trailing_commas
+            .is_empty(),
     }
 }
 
@@ -130,21 +178,13 @@ impl Syntax for Jsonc {
             }
         };
         let depth = u32::try_from(layout::pointer_tokens(pointer).len() + 1).unwrap_or(u32::MAX);
-        let want = Want {
-            structure: true,
-            strict: true,
-            members: Members::UpTo(depth),
-            probe: None,
-            keys: false,
-        };
-        let mut scanned = scan::scan(doc.src, want);
-        if let Some((at, msg)) = scanned.error.take() {
+        if let Some((at, msg)) = strict_error(doc) {
             return Some(Err(format!(
                 "the file is not valid JSONC: {}: {msg}; fix it first",
                 position(doc.src, at)
             )));
         }
-        let view = View::from_scan(doc, scanned);
+        let view = View::new(doc, Members::UpTo(depth));
         Some(layout::place_pointer(&view, doc, pointer, edge))
     }
 
@@ -188,14 +228,7 @@ impl Syntax for Jsonc {
                 position(doc.src, at)
             ));
         }
-        let s = scan::scan(
-            doc.src,
-            Want {
-                strict: true,
-                ..Want::default()
-            },
-        );
-        match s.error {
+        match strict_error(doc) {
             Some((at, msg)) => Err(format!(
                 "not valid JSONC at {}: {msg}",
                 position(doc.src, at)
@@ -205,25 +238,23 @@ impl Syntax for Jsonc {
     }
 
     fn validate(&self, old: &Document<'_>, new: &Document<'_>) -> Result<(), String> {
-        let new = new.src;
-        let s = scan::scan(
-            new,
-            Want {
-                strict: true,
-                ..Want::default()
-            },
-        );
-        if let Some((at, msg)) = s.error {
-            return Err(format!("{}: {msg}", position(new, at)));
+        if let Some((at, msg)) = strict_error(new) {
+            return Err(format!("{}: {msg}", position(new.src, at)));
         }
-        if let Some(&c) = s.trailing_commas.first() {
-            let old_scan = scan::scan(old.src, Want::default());
-            if old_scan.trailing_commas.is_empty() {
-                return Err(format!(
-                    "{}: a trailing comma, which this file does not use elsewhere",
-                    position(new, c)
-                ));
-            }
+        let first_trailing = match carried(new) {
+            Some(c) => c.trailing_comma,
+            None => scan::scan(new.src, Want::default())
+                .trailing_commas
+                .first()
+                .copied(),
+        };
+        if let Some(c) = first_trailing
+            && !has_trailing_comma(old)
+        {
+            return Err(format!(
+                "{}: a trailing comma, which this file does not use elsewhere",
+                position(new.src, c)
+            ));
         }
         Ok(())
     }
@@ -396,6 +427,23 @@ mod tests {
         assert!(has_comments(b"{\n  // c\n}"));
         assert!(has_comments(b"{ /* c */ }"));
         assert!(!has_comments(b"{\"url\": \"http://x/*y*/\"}"));
+    }
+
+    #[test]
+    fn placement_and_fitting_share_the_parse_and_one_container_table() {
+        let doc = Document::parse(b"{\n  \"a\": {\"b\": 1}\n}\n", &Jsonc);
+        let c = carried(&doc);
+        assert!(c.is_some_and(|c| c.error.is_none() && c.any_structure().is_none()));
+        let Some(Ok(p)) = Jsonc.place(&doc, &At::Pointer("/".into()), b"\"x\": 2\n") else {
+            panic!("no placement");
+        };
+        let first = c.and_then(scan::Carried::any_structure);
+        let _ = Jsonc.fit_insert(&doc, p.offset, b"\"x\": 2\n");
+        let second = c.and_then(scan::Carried::any_structure);
+        assert!(matches!((first, second), (Some(a), Some(b)) if Arc::ptr_eq(&a, &b)));
+        let bad = Document::parse(b"{\"a\": 01}", &Jsonc);
+        assert!(carried(&bad).is_some_and(|c| c.error.is_some()));
+        assert!(Jsonc.check_input(&bad).is_err());
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{Arc, Mutex};
 
 use super::lexer;
 use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
@@ -128,6 +129,98 @@ pub(crate) struct Want {
     pub probe: Option<usize>,
     /// Report duplicated keys in [`Lexed::keys`] (the engine's `duplicate-key`).
     pub keys: bool,
+}
+
+/// What the scan that parsed a document keeps for the format's later hooks (carried in
+/// [`crate::document::Document::scan`]): the strict check's verdict, the file's comma style,
+/// and the container tables the hooks asked for, made once per document.
+pub(crate) struct Carried {
+    /// The first error a strict JSONC reader reports.
+    pub error: Option<(usize, String)>,
+    /// The first trailing comma, if the file has one.
+    pub trailing_comma: Option<usize>,
+    structures: Mutex<Vec<(Members, Arc<Scan>)>>,
+}
+
+impl Carried {
+    /// The record of a scan made with [`Want::strict`].
+    #[must_use]
+    pub(crate) fn new(scan: &Scan) -> Self {
+        Self {
+            error: scan.error.clone(),
+            trailing_comma: scan.trailing_commas.first().copied(),
+            structures: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A container table of `src` (the document's bytes) with the members `members`
+    /// selects: one made before that records them, or a new one.
+    #[must_use]
+    pub(crate) fn structure(&self, src: &[u8], members: Members) -> Arc<Scan> {
+        if let Ok(have) = self.structures.lock()
+            && let Some((_, s)) = have.iter().find(|(m, s)| covers(*m, s, members))
+        {
+            return Arc::clone(s);
+        }
+        let s = Arc::new(scan(
+            src,
+            Want {
+                structure: true,
+                members,
+                ..Want::default()
+            },
+        ));
+        if let Ok(mut have) = self.structures.lock() {
+            if have.len() >= 2 {
+                have.remove(0);
+            }
+            have.push((members, Arc::clone(&s)));
+        }
+        s
+    }
+
+    /// Any container table made so far.
+    #[must_use]
+    pub(crate) fn any_structure(&self) -> Option<Arc<Scan>> {
+        self.structures
+            .lock()
+            .ok()?
+            .last()
+            .map(|(_, s)| Arc::clone(s))
+    }
+}
+
+/// True when a table made with the members `have` selects records those `want` selects.
+fn covers(have: Members, scan: &Scan, want: Members) -> bool {
+    match (have, want) {
+        (Members::All, _) => true,
+        (Members::UpTo(d), Members::UpTo(e)) => e <= d,
+        (Members::UpTo(d), Members::Of(id)) => {
+            id == 0
+                || scan
+                    .containers
+                    .get(id as usize)
+                    .is_some_and(|c| c.depth <= d)
+        }
+        (Members::Of(x), Members::Of(y)) => x == y || y == 0,
+        _ => false,
+    }
+}
+
+/// The innermost object or array strictly containing `offset` (its opening bracket before
+/// it, its closing bracket at or after it), else the top level (0). For a file whose
+/// containers are all closed this is [`Scan::probe`] of a scan probing `offset`.
+#[must_use]
+pub(crate) fn container_at(containers: &[Container], src_len: usize, offset: usize) -> u32 {
+    let mut best = 0u32;
+    let mut best_open = 0usize;
+    for (i, c) in containers.iter().enumerate().skip(1) {
+        if c.open < offset && offset <= c.limit(src_len) && (best == 0 || c.open > best_open) {
+            best = u32::try_from(i).unwrap_or(0);
+            best_open = c.open;
+        }
+    }
+    best
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -911,6 +1004,27 @@ mod tests {
         assert!(s.containers[1].members.is_empty());
         assert_eq!(s.containers[2].members.len(), 1);
         assert_eq!(s.containers[2].depth, 2);
+    }
+
+    #[test]
+    fn container_at_answers_as_a_probe_in_closed_files() {
+        let src = "// c\n{\"a\": [1, {\"b\": \"}\"}, []], /* ] */ \"c\": {}}  \n";
+        let s = full(src);
+        for offset in 0..=src.len() + 1 {
+            let probed = scan(
+                src.as_bytes(),
+                Want {
+                    probe: Some(offset),
+                    ..Want::default()
+                },
+            )
+            .probe;
+            assert_eq!(
+                container_at(&s.containers, src.len(), offset),
+                probed,
+                "{offset}"
+            );
+        }
     }
 
     #[test]
