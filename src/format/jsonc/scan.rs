@@ -235,8 +235,8 @@ enum State {
     After,
 }
 
-/// One open container: 9 bytes, so that a file nested a million levels deep costs less than
-/// twice its own size again (docs/formats.md, JSONC, Nesting). What only some scans need
+/// One open container: 9 bytes (14 with its key), so that a file nested a million levels
+/// deep costs about its own size again (docs/formats.md, JSONC, Nesting). What only some scans need
 /// lives in side stacks: the member being read (structure), a comma waiting for its next
 /// value in a container that is not the innermost (only in invalid input).
 #[derive(Clone, Copy)]
@@ -249,28 +249,34 @@ struct Frame {
     state: State,
 }
 
-/// The keys of the open objects, innermost last, as start offset and length: 8 bytes a key
-/// for files under 4 GiB.
+/// The keys of the open objects, innermost last: for files under 4 GiB 5 bytes a key (its
+/// string token's start, and its length when under 255 bytes; a longer one is measured again
+/// when its object closes).
 enum Keys {
-    Narrow(Vec<(u32, u32)>),
+    Narrow { starts: Vec<u32>, lens: Vec<u8> },
     Wide(Vec<(usize, usize)>),
 }
 
 impl Keys {
     fn len(&self) -> usize {
         match self {
-            Self::Narrow(v) => v.len(),
+            Self::Narrow { starts, .. } => starts.len(),
             Self::Wide(v) => v.len(),
         }
     }
 
     fn push(&mut self, span: Span) {
         match self {
-            Self::Narrow(v) => match (u32::try_from(span.start), u32::try_from(span.len())) {
-                (Ok(a), Ok(n)) => v.push((a, n)),
-                _ => {
-                    let mut w: Vec<(usize, usize)> =
-                        v.iter().map(|&(a, n)| (a as usize, n as usize)).collect();
+            Self::Narrow { starts, lens } => match u32::try_from(span.start) {
+                Ok(a) => {
+                    starts.push(a);
+                    lens.push(u8::try_from(span.len()).unwrap_or(u8::MAX));
+                }
+                Err(_) => {
+                    let mut w: Vec<(usize, usize)> = Vec::with_capacity(starts.len() + 1);
+                    for (&a, &n) in starts.iter().zip(lens.iter()) {
+                        w.push((a as usize, usize::from(n)));
+                    }
                     w.push((span.start, span.len()));
                     *self = Self::Wide(w);
                 }
@@ -279,10 +285,17 @@ impl Keys {
         }
     }
 
-    /// The name of key `i`: its string token without the quotes.
-    fn name(&self, i: usize) -> Span {
+    /// The name of key `i` of `src`: its string token without the quotes.
+    fn name(&self, src: &[u8], i: usize) -> Span {
         let (start, len) = match self {
-            Self::Narrow(v) => v.get(i).map_or((0, 0), |&(a, n)| (a as usize, n as usize)),
+            Self::Narrow { starts, lens } => {
+                let start = starts.get(i).map_or(0, |&a| a as usize);
+                let len = match lens.get(i) {
+                    Some(&n) if n < u8::MAX => usize::from(n),
+                    _ => lexer::string_len(src.get(start..).unwrap_or_default()).0,
+                };
+                (start, len)
+            }
             Self::Wide(v) => v.get(i).copied().unwrap_or((0, 0)),
         };
         let end = start + len;
@@ -291,10 +304,23 @@ impl Keys {
 
     fn truncate(&mut self, n: usize) {
         match self {
-            Self::Narrow(v) => v.truncate(n),
+            Self::Narrow { starts, lens } => {
+                starts.truncate(n);
+                lens.truncate(n);
+            }
             Self::Wide(v) => v.truncate(n),
         }
     }
+}
+
+/// The first seven bytes of a name and its length, for comparing names quickly: equal names
+/// have equal fingerprints, and names of at most seven bytes are equal when theirs are.
+fn fingerprint(name: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    let n = name.len().min(7);
+    w[..n].copy_from_slice(&name[..n]);
+    w[7] = name.len().min(255) as u8;
+    u64::from_le_bytes(w)
 }
 
 /// Byte classes of the scanner's dispatch.
@@ -332,8 +358,8 @@ struct Scanner<'a> {
     src: &'a [u8],
     /// Keys of the open objects; each frame knows where its own start.
     keys: Keys,
-    /// Scratch: the key names of the object being closed.
-    names: Vec<Span>,
+    /// Scratch: the key names of the object being closed, with their fingerprints.
+    names: Vec<(Span, u64)>,
     want: Want,
     out: Scan,
     stack: Vec<Frame>,
@@ -354,7 +380,10 @@ struct Scanner<'a> {
 #[must_use]
 pub(crate) fn scan(src: &[u8], want: Want) -> Scan {
     let keys = if u32::try_from(src.len()).is_ok() {
-        Keys::Narrow(Vec::new())
+        Keys::Narrow {
+            starts: Vec::new(),
+            lens: Vec::new(),
+        }
     } else {
         Keys::Wide(Vec::new())
     };
@@ -850,28 +879,29 @@ impl Scanner<'_> {
         let src = self.src;
         self.names.clear();
         for i in from..len {
-            self.names.push(self.keys.name(i));
+            let name = self.keys.name(src, i);
+            self.names.push((name, fingerprint(name.of(src))));
         }
         self.keys.truncate(from);
         let keys = &self.names;
         let out = &mut self.out.lexed.keys;
         if keys.len() <= 32 {
             // Small objects: compare pairs, no allocation.
-            for (i, k) in keys.iter().enumerate() {
+            for (i, &(k, f)) in keys.iter().enumerate() {
                 let name = k.of(src);
                 if keys
                     .iter()
                     .enumerate()
-                    .any(|(j, o)| j != i && o.len() == name.len() && o.of(src) == name)
+                    .any(|(j, &(o, g))| j != i && f == g && (name.len() <= 7 || o.of(src) == name))
                 {
-                    out.push(Key { name: *k, context });
+                    out.push(Key { name: k, context });
                 }
             }
         } else {
             let mut first: HashMap<&[u8], usize, BuildHasherDefault<Fnv>> =
                 HashMap::with_capacity_and_hasher(keys.len(), BuildHasherDefault::default());
             let mut dup = vec![false; keys.len()];
-            for (i, k) in keys.iter().enumerate() {
+            for (i, (k, _)) in keys.iter().enumerate() {
                 if let Some(&j) = first.get(k.of(src)) {
                     dup[i] = true;
                     dup[j] = true;
@@ -879,7 +909,7 @@ impl Scanner<'_> {
                     first.insert(k.of(src), i);
                 }
             }
-            for (k, d) in keys.iter().zip(dup) {
+            for ((k, _), d) in keys.iter().zip(dup) {
                 if d {
                     out.push(Key { name: *k, context });
                 }
@@ -1234,6 +1264,13 @@ mod oracle_tests {
             format!("{}\"x\": 1", "{\"a\": ".repeat(300)),
             "{\"a\": 1, , \"b\": [1, , {\"c\": 2,}, ], }".to_owned(),
             "{\"a\",: 1, x {\"b\": 1}, }".to_owned(),
+            // Long names (measured again when their object closes), names sharing their
+            // first seven bytes, escapes.
+            format!(
+                "{{\"{long}\": 1, \"{long}x\": 2, \"{long}\": 3, \"abcdefgh\": 4, \"abcdefgi\": 5, \
+                 \"abcdefgh\": 6, \"a\\\"\": 7, \"a\\\"\": 8}}",
+                long = "k".repeat(300)
+            ),
         ] {
             agrees_with_oracle(src.as_bytes());
         }
