@@ -3,11 +3,33 @@
 //! container. Same results for every input (a property test in `scan.rs`).
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::lexer::{self, Token, TokenKind, Tokens};
-use super::scan::{Container, Fnv, Kind, Member, Members, Scan, Want};
+use super::scan::{Container, Kind, Member, Members, Scan, Want};
 use crate::lex::{Comment, Key, Span, Unclosed};
+
+/// FNV-1a: a fast hash for key names (no untrusted-input concern: a slow case only slows).
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {

@@ -1,4 +1,4 @@
-//! One pass over the tokens: what the engine needs ([`Lexed`]: comments, keys, inner
+//! One pass over the bytes: what the engine needs ([`Lexed`]: comments, keys, inner
 //! lines), the table of containers with their members and commas (for placement), and the
 //! first error a strict JSONC reader would report (for validation).
 //!
@@ -6,34 +6,10 @@
 //! (outside every object and array), and each object or array gets the next id in the
 //! order its opening bracket appears.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
 
 use super::lexer;
 use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
-
-/// FNV-1a: a fast hash for key names (no untrusted-input concern: a slow case only slows).
-#[derive(Default)]
-pub(super) struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for b in bytes {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
 
 /// What a container is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -539,6 +515,7 @@ impl Scanner<'_> {
         });
     }
 
+    #[inline]
     fn string(&mut self, span: Span, closed: bool) {
         if !closed {
             self.unclosed(span.start, "string");
@@ -571,6 +548,7 @@ impl Scanner<'_> {
         }
     }
 
+    #[inline]
     fn word(&mut self, span: Span) {
         if self.want.strict {
             let w = span.of(self.src);
@@ -594,6 +572,7 @@ impl Scanner<'_> {
         self.scalar(span);
     }
 
+    #[inline]
     fn colon(&mut self, at: usize) {
         let f = self.top();
         if f.state == State::Colon {
@@ -661,6 +640,7 @@ impl Scanner<'_> {
     }
 
     /// A value that is not a container: it starts and ends a member (or completes one).
+    #[inline]
     fn scalar(&mut self, span: Span) {
         if self.begin_value(span.start) {
             self.end_value(span.end);
@@ -668,6 +648,7 @@ impl Scanner<'_> {
     }
 
     /// A value starts at `at`; false when no value is expected here (an error).
+    #[inline]
     fn begin_value(&mut self, at: usize) -> bool {
         let f = self.top();
         if f.state != State::Value {
@@ -696,6 +677,7 @@ impl Scanner<'_> {
         true
     }
 
+    #[inline]
     fn end_value(&mut self, end: usize) {
         self.top().state = State::After;
         if let Some((Some(m), _)) = self.cur.last_mut() {
@@ -703,6 +685,7 @@ impl Scanner<'_> {
         }
     }
 
+    #[inline]
     fn push_member(&mut self) {
         if !self.want.structure {
             return;
@@ -730,6 +713,7 @@ impl Scanner<'_> {
         }
     }
 
+    #[inline]
     fn comma(&mut self, at: usize) {
         let f = self.top();
         if f.state == State::After && f.kind != Kind::Top {
@@ -877,16 +861,15 @@ impl Scanner<'_> {
             return;
         }
         let src = self.src;
-        self.names.clear();
-        for i in from..len {
-            let name = self.keys.name(src, i);
-            self.names.push((name, fingerprint(name.of(src))));
-        }
-        self.keys.truncate(from);
-        let keys = &self.names;
         let out = &mut self.out.lexed.keys;
-        if keys.len() <= 32 {
+        if len - from <= 32 {
             // Small objects: compare pairs, no allocation.
+            self.names.clear();
+            for i in from..len {
+                let name = self.keys.name(src, i);
+                self.names.push((name, fingerprint(name.of(src))));
+            }
+            let keys = &self.names;
             for (i, &(k, f)) in keys.iter().enumerate() {
                 let name = k.of(src);
                 if keys
@@ -898,30 +881,37 @@ impl Scanner<'_> {
                 }
             }
         } else {
-            let mut first: HashMap<&[u8], usize, BuildHasherDefault<Fnv>> =
-                HashMap::with_capacity_and_hasher(keys.len(), BuildHasherDefault::default());
-            let mut dup = vec![false; keys.len()];
-            for (i, (k, _)) in keys.iter().enumerate() {
-                if let Some(&j) = first.get(k.of(src)) {
-                    dup[i] = true;
-                    dup[j] = true;
-                } else {
-                    first.insert(k.of(src), i);
+            // Large objects: sort (hash, index) pairs, 16 bytes a key, and compare the names
+            // of equal hashes.
+            let mut hashed: Vec<(u64, usize)> = (from..len)
+                .map(|i| (name_hash(self.keys.name(src, i).of(src)), i))
+                .collect();
+            hashed.sort_unstable();
+            let mut run = 0;
+            while run < hashed.len() {
+                let mut end = run + 1;
+                while end < hashed.len() && hashed[end].0 == hashed[run].0 {
+                    end += 1;
                 }
-            }
-            for ((k, _), d) in keys.iter().zip(dup) {
-                if d {
-                    out.push(Key { name: *k, context });
+                for a in run..end {
+                    let k = self.keys.name(src, hashed[a].1);
+                    if (run..end)
+                        .any(|b| b != a && self.keys.name(src, hashed[b].1).of(src) == k.of(src))
+                    {
+                        out.push(Key { name: k, context });
+                    }
                 }
+                run = end;
             }
         }
+        self.keys.truncate(from);
     }
 
     fn check_string(&mut self, span: Span) {
         let s = span.of(self.src);
         let inner = &s[1..s.len() - 1];
         // Most strings hold neither escapes nor control characters.
-        if inner.iter().all(|&b| b >= 0x20 && b != b'\\') {
+        if plain(inner) {
             return;
         }
         let mut i = 0;
@@ -957,6 +947,42 @@ impl Scanner<'_> {
             i += 1;
         }
     }
+}
+
+/// A hash of a key name, eight bytes at a time (no untrusted-input concern: equal hashes
+/// only cost a comparison of the names).
+fn name_hash(name: &[u8]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h = name.len() as u64;
+    let mut words = name.chunks_exact(8);
+    for c in &mut words {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+    }
+    let mut w = [0u8; 8];
+    let rest = words.remainder();
+    w[..rest.len()].copy_from_slice(rest);
+    (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K)
+}
+
+/// True when `s` holds no backslash and no control character, eight bytes at a time.
+fn plain(s: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut words = s.chunks_exact(8);
+    for c in &mut words {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        let x = u64::from_le_bytes(w);
+        let control = x.wrapping_sub(ONES * 0x20) & !x & HIGH;
+        let y = x ^ (ONES * u64::from(b'\\'));
+        let backslash = y.wrapping_sub(ONES) & !y & HIGH;
+        if control | backslash != 0 {
+            return false;
+        }
+    }
+    words.remainder().iter().all(|&b| b >= 0x20 && b != b'\\')
 }
 
 /// True when `w` is exactly a JSON number: a plain integer is checked here, anything else by
@@ -1054,6 +1080,24 @@ mod tests {
                 probed,
                 "{offset}"
             );
+        }
+    }
+
+    #[test]
+    fn plain_strings_at_every_position() {
+        for n in 0..30 {
+            let s = vec![b'a'; n];
+            assert!(plain(&s));
+            for k in 0..n {
+                for bad in [b'\\', 0x00, 0x1f, b'\n'] {
+                    let mut t = s.clone();
+                    t[k] = bad;
+                    assert!(!plain(&t), "{t:?}");
+                }
+                let mut t = s.clone();
+                t[k] = 0xe9;
+                assert!(plain(&t));
+            }
         }
     }
 
