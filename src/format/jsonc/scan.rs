@@ -881,27 +881,42 @@ impl Scanner<'_> {
                 }
             }
         } else {
-            // Large objects: sort (hash, index) pairs, 16 bytes a key, and compare the names
-            // of equal hashes.
-            let mut hashed: Vec<(u64, usize)> = (from..len)
-                .map(|i| (name_hash(self.keys.name(src, i).of(src)), i))
-                .collect();
-            hashed.sort_unstable();
-            let mut run = 0;
-            while run < hashed.len() {
-                let mut end = run + 1;
-                while end < hashed.len() && hashed[end].0 == hashed[run].0 {
-                    end += 1;
-                }
-                for a in run..end {
-                    let k = self.keys.name(src, hashed[a].1);
-                    if (run..end)
-                        .any(|b| b != a && self.keys.name(src, hashed[b].1).of(src) == k.of(src))
-                    {
-                        out.push(Key { name: k, context });
+            // Large objects: an open-addressing table of key indices (4 bytes a slot, at
+            // most half full) and a flag a key, about 9 bytes a key at once; equal hashes
+            // only cost a comparison of the names.
+            let n = len - from;
+            let cap = (n * 2).next_power_of_two();
+            let mask = cap - 1;
+            let mut table = vec![u32::MAX; cap];
+            let mut dup = vec![false; n];
+            let keys = &self.keys;
+            let name = |i: usize| keys.name(src, from + i).of(src);
+            for i in 0..n {
+                let k = name(i);
+                let mut slot = usize::try_from(name_hash(k)).unwrap_or(0) & mask;
+                loop {
+                    let j = table[slot] as usize;
+                    if table[slot] == u32::MAX {
+                        table[slot] = u32::try_from(i).unwrap_or(u32::MAX - 1);
+                        break;
                     }
+                    if name(j) == k {
+                        dup[i] = true;
+                        if let Some(d) = dup.get_mut(j) {
+                            *d = true;
+                        }
+                        break;
+                    }
+                    slot = (slot + 1) & mask;
                 }
-                run = end;
+            }
+            for (i, d) in dup.into_iter().enumerate() {
+                if d {
+                    out.push(Key {
+                        name: keys.name(src, from + i),
+                        context,
+                    });
+                }
             }
         }
         self.keys.truncate(from);
