@@ -1316,8 +1316,12 @@ mod oracle_tests {
         let many: String = (0..40)
             .map(|i| format!("\"k{}\": [1, {{}}],", i % 39))
             .collect();
+        let more: String = (0..3000)
+            .map(|i| format!("\"k{}\": 1,", i % 2990))
+            .collect();
         for src in [
             format!("{{{many} \"z\": 0}}"),
+            format!("{{{more} \"z\": 0}}"),
             "\u{feff}// top\n{\n  \"a\": {\"b\": [1, 2,], /* x\n */ \"c\": null},\n}\n".to_owned(),
             format!("[{}1{}]", "[".repeat(300), "]".repeat(300)),
             format!("{}\"x\": 1", "{\"a\": ".repeat(300)),
