@@ -887,13 +887,15 @@ impl Scanner<'_> {
             let n = len - from;
             let cap = (n * 2).next_power_of_two();
             let mask = cap - 1;
+            let shift = 64 - cap.trailing_zeros();
             let mut table = vec![u32::MAX; cap];
             let mut dup = vec![false; n];
             let keys = &self.keys;
             let name = |i: usize| keys.name(src, from + i).of(src);
             for i in 0..n {
                 let k = name(i);
-                let mut slot = usize::try_from(name_hash(k)).unwrap_or(0) & mask;
+                // The multiplication mixes upwards: the top bits pick the slot.
+                let mut slot = usize::try_from(name_hash(k) >> shift).unwrap_or(0) & mask;
                 loop {
                     let j = table[slot] as usize;
                     if table[slot] == u32::MAX {
