@@ -265,11 +265,22 @@ struct Lx<'a> {
     deferred: Vec<(usize, isize)>,
     /// The last line end found, and the position it was found from.
     eol_cache: std::cell::Cell<(usize, usize)>,
+    /// The keys of the open mappings, innermost last: when a mapping closes, its keys that
+    /// occur more than once in it go to the output (the only ones `duplicate-key` looks at),
+    /// so a large file does not keep every key.
+    open_keys: Vec<Key>,
+    /// Report every key (the straightforward way, for a test of the above).
+    #[cfg(test)]
+    all_keys: bool,
 }
 
 /// Lexes a YAML file.
 #[must_use]
 pub(crate) fn lex(src: &[u8]) -> Lexed {
+    lex_with(src, false)
+}
+
+fn lex_with(src: &[u8], all_keys: bool) -> Lexed {
     let mut lx = Lx {
         src,
         out: Lexed::default(),
@@ -278,11 +289,50 @@ pub(crate) fn lex(src: &[u8]) -> Lexed {
         pending_comments: Vec::new(),
         deferred: Vec::new(),
         eol_cache: std::cell::Cell::new((1, 0)),
+        open_keys: Vec::new(),
+        #[cfg(test)]
+        all_keys,
     };
+    #[cfg(not(test))]
+    let _ = all_keys;
     lx.document();
     let start = crate::lines::bom_len(src);
     lx.run(start);
+    lx.close_all();
+    lx.out.keys.sort_unstable_by_key(|k| k.name.start);
     lx.out
+}
+
+/// Reports the keys of `keys` (one mapping's) whose names occur more than once among them.
+fn duplicates(src: &[u8], keys: &[Key], out: &mut Vec<Key>) {
+    if keys.len() < 2 {
+        return;
+    }
+    if keys.len() <= 32 {
+        for (i, k) in keys.iter().enumerate() {
+            let name = k.name.of(src);
+            if keys
+                .iter()
+                .enumerate()
+                .any(|(j, o)| j != i && o.name.of(src) == name)
+            {
+                out.push(*k);
+            }
+        }
+        return;
+    }
+    let mut first: rustc_hash::FxHashMap<&[u8], usize> = rustc_hash::FxHashMap::default();
+    first.reserve(keys.len());
+    let mut dup = vec![false; keys.len()];
+    for (i, k) in keys.iter().enumerate() {
+        if let Some(&j) = first.get(k.name.of(src)) {
+            dup[i] = true;
+            dup[j] = true;
+        } else {
+            first.insert(k.name.of(src), i);
+        }
+    }
+    out.extend(keys.iter().zip(dup).filter(|(_, d)| *d).map(|(k, _)| *k));
 }
 
 /// End of the line starting at `i` (the index of its `\n`, or the end of the input).
@@ -350,6 +400,7 @@ impl Lx<'_> {
     fn document(&mut self) {
         self.settle_pending();
         self.resolve_deferred();
+        self.close_all();
         self.stack.clear();
         let id = self.fresh();
         self.stack.push(Coll {
@@ -368,7 +419,7 @@ impl Lx<'_> {
         if let Some(top) = self.stack.last()
             && matches!(top.kind, Kind::Pending { .. })
         {
-            self.stack.pop();
+            self.pop();
             let comments = std::mem::take(&mut self.pending_comments);
             for (i, col) in comments {
                 let ctx = self.lookup(col);
@@ -436,7 +487,7 @@ impl Lx<'_> {
             let pending = matches!(top.kind, Kind::Pending { .. });
             let wrong_kind = top.indent == col && (top.kind == Kind::Seq) != seq;
             if !pending && (top.indent > col || wrong_kind) {
-                self.stack.pop();
+                self.pop();
             } else {
                 break;
             }
@@ -473,6 +524,41 @@ impl Lx<'_> {
             id,
         });
         id
+    }
+
+    /// A key of the mapping on top of the stack.
+    fn key(&mut self, k: Key) {
+        #[cfg(test)]
+        if self.all_keys {
+            self.out.keys.push(k);
+            return;
+        }
+        self.open_keys.push(k);
+    }
+
+    /// Closes the collection on top: a mapping's duplicated keys are reported.
+    fn pop(&mut self) {
+        let Some(c) = self.stack.pop() else { return };
+        let from = self
+            .open_keys
+            .iter()
+            .rposition(|k| k.context != c.id)
+            .map_or(0, |i| i + 1);
+        duplicates(self.src, &self.open_keys[from..], &mut self.out.keys);
+        self.open_keys.truncate(from);
+    }
+
+    /// Closes every collection (the end of a document or of the input).
+    fn close_all(&mut self) {
+        while !self.stack.is_empty() {
+            self.pop();
+        }
+        // Keys of a mapping no longer on the stack (none are expected): grouped by mapping.
+        let mut rest = std::mem::take(&mut self.open_keys);
+        rest.sort_by_key(|k| (k.context, k.name.start));
+        for group in rest.chunk_by(|a, b| a.context == b.context) {
+            duplicates(self.src, group, &mut self.out.keys);
+        }
     }
 
     fn run(&mut self, mut i: usize) {
@@ -580,7 +666,7 @@ impl Lx<'_> {
             if let Some((name, colon)) = key_end(src, at, self.eol(at)) {
                 let id = self.ensure(Kind::Map, col);
                 if name.of(src) != b"<<" {
-                    self.out.keys.push(Key { name, context: id });
+                    self.key(Key { name, context: id });
                 }
                 let next = skip_spaces(src, colon + 1);
                 if next >= self.eol(at) || src[next] == b'#' || src[next] == b'\r' {
@@ -1103,6 +1189,35 @@ mod tests {
         assert_eq!(lit, "68b5b18f007c");
     }
 
+    /// The problems of `src` are the same whether the lexer reports every key or only the
+    /// duplicated ones of each mapping.
+    fn same_problems_as_with_every_key(src: &[u8]) {
+        let every = Document::from_lexed(src, &Yaml, lex_with(src, true));
+        let dups = Document::parse(src, &Yaml);
+        assert_eq!(
+            every.problems,
+            dups.problems,
+            "{:?}",
+            String::from_utf8_lossy(src)
+        );
+    }
+
+    #[test]
+    fn only_duplicated_keys_are_kept() {
+        let src = "a:\n  x: 1\n  y: 2\n  x: 3\nb:\n  x: 1\n---\na: 1\n";
+        let l = lex(src.as_bytes());
+        let names: Vec<&str> = l
+            .keys
+            .iter()
+            .map(|k| &src[k.name.start..k.name.end])
+            .collect();
+        assert_eq!(names, ["x", "x"]);
+        same_problems_as_with_every_key(src.as_bytes());
+        let many: String = (0..50).map(|i| format!("k{}: 1\n", i % 45)).collect();
+        assert_eq!(lex(many.as_bytes()).keys.len(), 10);
+        same_problems_as_with_every_key(many.as_bytes());
+    }
+
     proptest! {
         #[test]
         fn never_panics(src in proptest::collection::vec(any::<u8>(), 0..300)) {
@@ -1110,13 +1225,14 @@ mod tests {
         }
 
         #[test]
-        fn never_panics_on_yaml(parts in proptest::collection::vec(proptest::sample::select(&[
+        fn never_panics_and_finds_the_same_duplicates_on_yaml(parts in proptest::collection::vec(proptest::sample::select(&[
             "a:", "b: 1", "- ", "-", "\n", "\r\n", "  ", "# BEGIN Z MANAGED a", "# END Z MANAGED a",
             "|", ">-", "|2", "'", "\"", "''", "[", "]", "{", "}", ",", "---", "...", " #", "&x ",
-            "!t ", "\\", "\t",
+            "!t ", "\\", "\t", "x: 1\n", "  x: 2\n", "- x: 3\n", "'x': 4\n",
         ][..]), 0..40)) {
             let src = parts.concat();
             check(src.as_bytes(), &lex(src.as_bytes()));
+            same_problems_as_with_every_key(src.as_bytes());
         }
     }
 }
