@@ -298,6 +298,74 @@ fn section_key(name: &[u8]) -> Vec<u8> {
     k
 }
 
+/// True when two section names are one section (their [`section_key`]s are equal), without
+/// making the keys.
+fn same_section(a: &[u8], b: &[u8]) -> bool {
+    let split = |n: &[u8]| {
+        n.iter()
+            .position(|c| *c == b' ' || *c == b'"' || *c == b'.')
+            .unwrap_or(n.len())
+    };
+    let (sa, sb) = (split(a), split(b));
+    a.len() == b.len() && sa == sb && a[..sa].eq_ignore_ascii_case(&b[..sb]) && a[sa..] == b[sb..]
+}
+
+/// A hash of a section's [`section_key`], without making it.
+fn section_hash(name: &[u8]) -> u64 {
+    use std::hash::Hasher as _;
+    let split = name
+        .iter()
+        .position(|c| *c == b' ' || *c == b'"' || *c == b'.')
+        .unwrap_or(name.len());
+    let mut h = rustc_hash::FxHasher::default();
+    for c in &name[..split] {
+        h.write_u8(c.to_ascii_lowercase());
+    }
+    h.write(&name[split..]);
+    h.finish()
+}
+
+/// The contexts of the sections seen so far: one per section name, 0 for the keys before
+/// the first header. About 40 bytes a section, whatever its name's length.
+#[derive(Default)]
+struct Sections {
+    /// The first context of each hash.
+    by_hash: FxHashMap<u64, u32>,
+    /// For context `n` (at `n - 1`): where its first header's name is, and the next context
+    /// with the same hash (0: none).
+    names: Vec<(Span, u32)>,
+}
+
+impl Sections {
+    /// The context of the section named `name` (at `at` in `src`).
+    fn context(&mut self, src: &[u8], name: Span) -> u32 {
+        let h = section_hash(name.of(src));
+        let fresh = u32::try_from(self.names.len() + 1).unwrap_or(u32::MAX);
+        let Some(&first) = self.by_hash.get(&h) else {
+            self.by_hash.insert(h, fresh);
+            self.names.push((name, 0));
+            return fresh;
+        };
+        let mut cur = first;
+        loop {
+            let Some(&(seen, next)) = self.names.get(cur as usize - 1) else {
+                return cur;
+            };
+            if same_section(seen.of(src), name.of(src)) {
+                return cur;
+            }
+            if next == 0 {
+                if let Some(e) = self.names.get_mut(cur as usize - 1) {
+                    e.1 = fresh;
+                }
+                self.names.push((name, 0));
+                return fresh;
+            }
+            cur = next;
+        }
+    }
+}
+
 /// True when `text` ends in an odd number of backslashes.
 fn continues(text: &[u8]) -> bool {
     text.iter().rev().take_while(|c| **c == b'\\').count() % 2 == 1
@@ -307,7 +375,7 @@ fn continues(text: &[u8]) -> bool {
 #[must_use]
 pub(crate) fn lex(src: &[u8]) -> Lexed {
     let mut out = Lexed::default();
-    let mut sections: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
+    let mut sections = Sections::default();
     let mut context = 0u32;
     // The indentation of the key line whose value may continue, and where the lines after
     // it that are not yet known to belong to it start.
@@ -361,8 +429,9 @@ pub(crate) fn lex(src: &[u8]) -> Lexed {
             continue;
         }
         if let Some(name) = section_name(text) {
-            let n = u32::try_from(sections.len() + 1).unwrap_or(u32::MAX);
-            context = *sections.entry(section_key(name)).or_insert(n);
+            // `name` is a part of `src`: its offset is the distance between their starts.
+            let at = name.as_ptr() as usize - src.as_ptr() as usize;
+            context = sections.context(src, Span::new(at, at + name.len()));
             value = None;
         } else {
             if let Ok((_, k)) = key(text)
@@ -450,6 +519,41 @@ mod tests {
             .iter()
             .map(|r| r.id.to_string())
             .collect()
+    }
+
+    #[test]
+    fn section_identity_without_making_keys() {
+        let names: [&[u8]; 9] = [
+            b"core",
+            b"CORE",
+            b"Core.x",
+            b"core.x",
+            b"core.X",
+            b"remote \"a\"",
+            b"Remote \"a\"",
+            b"remote \"A\"",
+            b"",
+        ];
+        for a in names {
+            for b in names {
+                let same = section_key(a) == section_key(b);
+                assert_eq!(same_section(a, b), same, "{a:?} {b:?}");
+                if same {
+                    assert_eq!(section_hash(a), section_hash(b));
+                }
+            }
+        }
+        // Contexts by name, a colliding hash chained (forced here by a shared table entry).
+        let src = b"core CORE other";
+        let mut s = Sections::default();
+        assert_eq!(s.context(src, Span::new(0, 4)), 1);
+        assert_eq!(s.context(src, Span::new(5, 9)), 1);
+        let h = section_hash(b"other");
+        s.by_hash.remove(&h);
+        s.by_hash.insert(h, 1);
+        assert_eq!(s.context(src, Span::new(10, 15)), 2);
+        assert_eq!(s.context(src, Span::new(10, 15)), 2);
+        assert_eq!(s.names[0].1, 2);
     }
 
     #[test]
