@@ -177,22 +177,24 @@ impl Syntax for Yaml {
     }
 
     fn validate(&self, old: &Document<'_>, new: &Document<'_>) -> Result<(), String> {
-        match parse_error(new.src) {
+        let (error, after) = parse(new.src);
+        match error {
             None => {
                 // A region after a `...` document end would be a document of its own, which
-                // single-document readers reject or ignore.
-                let before = documents(old.src);
-                if before > 0 && documents(new.src) > before {
-                    return Err(
-                        "the region would begin a new YAML document (it comes after \
-                         a `...` document end); place it before that line, e.g. \
-                         --at 'before:^\\.\\.\\.'"
-                            .to_owned(),
-                    );
+                // single-document readers reject or ignore. With one document at most in the
+                // result there is no need to parse the old file.
+                if after > 1 {
+                    let before = parse(old.src).1;
+                    if before > 0 && after > before {
+                        return Err("the region would begin a new YAML document (it comes \
+                                    after a `...` document end); place it before that line, \
+                                    e.g. --at 'before:^\\.\\.\\.'"
+                            .to_owned());
+                    }
                 }
                 Ok(())
             }
-            Some(e) if parse_error(old.src).as_ref() == Some(&e) => {
+            Some(e) if parse(old.src).0.as_ref() == Some(&e) => {
                 Err(format!("the file is not valid YAML: {e}"))
             }
             Some(e) => Err(format!("{e} (YAML)")),
@@ -200,36 +202,26 @@ impl Syntax for Yaml {
     }
 }
 
-/// Parses `src` with a full YAML 1.2 parser; the first error as `line L, column C: what`.
-fn parse_error(src: &[u8]) -> Option<String> {
+/// Parses `src` with a full YAML 1.2 parser, in one pass: the first error as
+/// `line L, column C: what`, and the number of documents that start before it.
+fn parse(src: &[u8]) -> (Option<String>, usize) {
     let Ok(text) = std::str::from_utf8(src) else {
-        return Some("the file is not UTF-8".to_owned());
+        return (Some("the file is not UTF-8".to_owned()), 0);
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut documents = 0;
     for event in saphyr_parser::Parser::new_from_str(text) {
-        if let Err(e) = event {
-            let m = e.marker();
-            return Some(format!(
-                "line {}, column {}: {}",
-                m.line(),
-                m.col() + 1,
-                e.info()
-            ));
+        match event {
+            Ok((saphyr_parser::Event::DocumentStart(_), _)) => documents += 1,
+            Ok(_) => {}
+            Err(e) => {
+                let m = e.marker();
+                let msg = format!("line {}, column {}: {}", m.line(), m.col() + 1, e.info());
+                return (Some(msg), documents);
+            }
         }
     }
-    None
-}
-
-/// The number of documents in `src` (0 when it does not parse or holds none).
-fn documents(src: &[u8]) -> usize {
-    let Ok(text) = std::str::from_utf8(src) else {
-        return 0;
-    };
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    saphyr_parser::Parser::new_from_str(text)
-        .map_while(Result::ok)
-        .filter(|(e, _)| matches!(e, saphyr_parser::Event::DocumentStart(_)))
-        .count()
+    (None, documents)
 }
 
 /// What a block collection on the stack is.
@@ -1138,6 +1130,25 @@ mod tests {
         assert_eq!(kinds("x: 1\n'x': 2\n"), [ProblemKind::DuplicateKey]);
         assert!(kinds("- x: 1\n- x: 2\n").is_empty());
         assert!(kinds("<<: *a\n<<: *b\n").is_empty());
+    }
+
+    #[test]
+    fn validation_refuses_a_new_document_after_a_document_end() {
+        let v = |old: &str, new: &str| {
+            Yaml.validate(
+                &Document::parse(old.as_bytes(), &Yaml),
+                &Document::parse(new.as_bytes(), &Yaml),
+            )
+        };
+        let old = "a: 1\n...\n";
+        let e = v(old, "a: 1\n...\nz: 1\n").err().unwrap_or_default();
+        assert!(e.contains("new YAML document"), "{e}");
+        assert!(v(old, "a: 1\nz: 1\n...\n").is_ok());
+        // Two documents before and after: no new one.
+        let two = "a: 1\n---\nb: 1\n";
+        assert!(v(two, "a: 1\n---\nb: 1\nz: 1\n").is_ok());
+        assert_eq!(parse(b"a: 1\n---\nb: 1\n...\nc: 1\n"), (None, 3));
+        assert!(parse(b"a: [\n").0.is_some());
     }
 
     #[test]
