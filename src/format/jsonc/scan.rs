@@ -291,12 +291,19 @@ impl Keys {
 
 /// The first seven bytes of a name and its length, for comparing names quickly: equal names
 /// have equal fingerprints, and names of at most seven bytes are equal when theirs are.
-fn fingerprint(name: &[u8]) -> u64 {
-    let mut w = [0u8; 8];
+fn fingerprint(src: &[u8], name: Span) -> u64 {
     let n = name.len().min(7);
-    w[..n].copy_from_slice(&name[..n]);
-    w[7] = name.len().min(255) as u8;
-    u64::from_le_bytes(w)
+    let len = (name.len().min(255) as u64) << 56;
+    // Eight bytes from the name's start, when the input has them, masked to its first seven.
+    if let Some(b) = src.get(name.start..name.start + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(b);
+        let keep = (1u64 << (8 * n)) - 1;
+        return (u64::from_le_bytes(w) & keep) | len;
+    }
+    let mut w = [0u8; 8];
+    w[..n].copy_from_slice(&name.of(src)[..n]);
+    u64::from_le_bytes(w) | len
 }
 
 /// Byte classes of the scanner's dispatch.
@@ -867,7 +874,7 @@ impl Scanner<'_> {
             self.names.clear();
             for i in from..len {
                 let name = self.keys.name(src, i);
-                self.names.push((name, fingerprint(name.of(src))));
+                self.names.push((name, fingerprint(src, name)));
             }
             let keys = &self.names;
             for (i, &(k, f)) in keys.iter().enumerate() {
@@ -881,36 +888,59 @@ impl Scanner<'_> {
                 }
             }
         } else {
-            // Large objects: an open-addressing table of key indices (4 bytes a slot, at
-            // most half full) and a flag a key, about 9 bytes a key at once; equal hashes
-            // only cost a comparison of the names.
+            // Large objects: an open-addressing table of key indices with 32 bits of their
+            // hashes (8 bytes a slot, at most half full) and a flag a key, about 17 bytes a
+            // key at once; names are compared only when those bits match.
             let n = len - from;
             let cap = (n * 2).next_power_of_two();
             let mask = cap - 1;
             let shift = 64 - cap.trailing_zeros();
-            let mut table = vec![u32::MAX; cap];
+            let mut table = vec![u64::MAX; cap];
             let mut dup = vec![false; n];
             let keys = &self.keys;
             let name = |i: usize| keys.name(src, from + i).of(src);
-            for i in 0..n {
-                let k = name(i);
-                // The multiplication mixes upwards: the top bits pick the slot.
-                let mut slot = usize::try_from(name_hash(k) >> shift).unwrap_or(0) & mask;
-                loop {
-                    let j = table[slot] as usize;
-                    if table[slot] == u32::MAX {
-                        table[slot] = u32::try_from(i).unwrap_or(u32::MAX - 1);
-                        break;
-                    }
-                    if name(j) == k {
-                        dup[i] = true;
-                        if let Some(d) = dup.get_mut(j) {
-                            *d = true;
-                        }
-                        break;
-                    }
-                    slot = (slot + 1) & mask;
+            // Keys in batches: the slots of a batch are read first, all at once, so that
+            // their cache misses overlap instead of coming one after the other.
+            const BATCH: usize = 32;
+            let mut hashes = [0u64; BATCH];
+            let slot_of = |h: u64| usize::try_from(h >> shift).unwrap_or(0) & mask;
+            let mut first = 0;
+            while first < n {
+                let m = (n - first).min(BATCH);
+                for (b, h) in hashes.iter_mut().enumerate().take(m) {
+                    *h = name_hash(name(first + b));
                 }
+                let mut touch = 0u64;
+                for &h in hashes.iter().take(m) {
+                    touch ^= table[slot_of(h)];
+                }
+                std::hint::black_box(touch);
+                for (b, &h) in hashes.iter().enumerate().take(m) {
+                    let i = first + b;
+                    let k = name(i);
+                    // The multiplication mixes upwards: the top bits pick the slot, the low
+                    // half is the tag.
+                    let mut slot = slot_of(h);
+                    let tag = h & 0xffff_ffff;
+                    loop {
+                        let e = table[slot];
+                        if e == u64::MAX {
+                            table[slot] =
+                                (tag << 32) | u64::from(u32::try_from(i).unwrap_or(u32::MAX));
+                            break;
+                        }
+                        let j = usize::try_from(e & 0xffff_ffff).unwrap_or(usize::MAX);
+                        if e >> 32 == tag && name(j) == k {
+                            dup[i] = true;
+                            if let Some(d) = dup.get_mut(j) {
+                                *d = true;
+                            }
+                            break;
+                        }
+                        slot = (slot + 1) & mask;
+                    }
+                }
+                first += m;
             }
             for (i, d) in dup.into_iter().enumerate() {
                 if d {
