@@ -110,12 +110,22 @@ pub(crate) fn string(i: &[u8]) -> IResult<&[u8], (&[u8], bool)> {
 #[inline]
 #[must_use]
 pub(crate) fn string_len(i: &[u8]) -> (usize, bool) {
-    let rest = i.get(1..).unwrap_or_default();
-    let mut pos = 0;
-    // Most strings are short: eight bytes at a time (the first of `"`, `\\`, LF in a word)
-    // beats a vectorized search there.
+    let (n, closed, _) = string_scan(i);
+    (n, closed)
+}
+
+/// As [`string_len`], also telling whether the string is closed with nothing but plain
+/// characters before its closing quote (no backslash, no control character), so that a
+/// strict check has nothing to look at; false when it could not tell cheaply.
+#[inline]
+#[must_use]
+pub(crate) fn string_scan(i: &[u8]) -> (usize, bool, bool) {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
+    let rest = i.get(1..).unwrap_or_default();
+    let mut pos = 0;
+    // Most strings are short: eight bytes at a time (the first quote, backslash or control
+    // character in a word, a line break among them) beats a vectorized search there.
     let has = |x: u64, b: u8| {
         let y = x ^ (ONES * u64::from(b));
         y.wrapping_sub(ONES) & !y & HIGH
@@ -124,16 +134,32 @@ pub(crate) fn string_len(i: &[u8]) -> (usize, bool) {
         let mut w = [0u8; 8];
         w.copy_from_slice(&rest[pos..pos + 8]);
         let x = u64::from_le_bytes(w);
-        let m = has(x, b'"') | has(x, b'\\') | has(x, b'\n');
+        let control = x.wrapping_sub(ONES * 0x20) & !x & HIGH;
+        let m = has(x, b'"') | has(x, b'\\') | control;
         if m != 0 {
             pos += (m.trailing_zeros() / 8) as usize;
             if rest[pos] == b'"' {
-                return (pos + 2, true);
+                return (pos + 2, true, true);
             }
             break;
         }
         pos += 8;
     }
+    if pos + 8 > rest.len() {
+        while let Some(&b) = rest.get(pos) {
+            match b {
+                b'"' => return (pos + 2, true, true),
+                b'\\' | 0..0x20 => break,
+                _ => pos += 1,
+            }
+        }
+    }
+    let (n, closed) = string_end(i, rest, pos);
+    (n, closed, false)
+}
+
+/// [`string_len`] from `pos` in `rest` (the string after its opening quote).
+fn string_end(i: &[u8], rest: &[u8], mut pos: usize) -> (usize, bool) {
     loop {
         match memchr::memchr3(b'"', b'\\', b'\n', &rest[pos..]) {
             Some(k) => {
@@ -369,6 +395,14 @@ mod tests {
             }
             let open = format!("\"{}", "a".repeat(n));
             assert_eq!(string_len(open.as_bytes()), (n + 1, false));
+            // Plain only when nothing but plain characters comes before the closing quote.
+            let plain = format!("\"{}\"", "a".repeat(n));
+            assert_eq!(string_scan(plain.as_bytes()), (n + 2, true, true));
+            for odd in ["\\\"", "\t", "\u{1}"] {
+                let s = format!("\"{}{odd}\"", "a".repeat(n));
+                let (len, closed, plain) = string_scan(s.as_bytes());
+                assert!(closed && !plain && len == s.len(), "{s:?}");
+            }
         }
     }
 

@@ -457,9 +457,9 @@ impl Scanner<'_> {
                     }
                 }
                 C_QUOTE => {
-                    let (len, closed) = lexer::string_len(&src[start..]);
+                    let (len, closed, plain) = lexer::string_scan(&src[start..]);
                     pos += len.max(1);
-                    self.string(Span::new(start, pos), closed);
+                    self.string(Span::new(start, pos), closed, plain);
                 }
                 C_WORD => {
                     pos += 1;
@@ -523,13 +523,13 @@ impl Scanner<'_> {
     }
 
     #[inline]
-    fn string(&mut self, span: Span, closed: bool) {
+    fn string(&mut self, span: Span, closed: bool, plain: bool) {
         if !closed {
             self.unclosed(span.start, "string");
             self.error(span.start, || {
                 "this string is not closed on its line".into()
             });
-        } else if self.want.strict {
+        } else if self.want.strict && !plain {
             self.check_string(span);
         }
         let f = self.top();
