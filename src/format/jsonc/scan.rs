@@ -155,6 +155,13 @@ impl Carried {
         s
     }
 
+    /// Lets go of the container tables made so far.
+    pub(crate) fn forget(&self) {
+        if let Ok(mut have) = self.structures.lock() {
+            have.clear();
+        }
+    }
+
     /// Any container table made so far.
     #[must_use]
     pub(crate) fn any_structure(&self) -> Option<Arc<Scan>> {
