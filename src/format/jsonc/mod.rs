@@ -1,8 +1,10 @@
 //! JSONC: managed regions of members or elements inside one object or array.
 //!
-//! - [`lexer`]: the nom token lexer (lossless);
-//! - [`scan`]: one pass over the tokens giving comments, keys and contexts for the engine,
-//!   the container table for placement, and the strict check for validation;
+//! - [`lexer`]: the nom token lexer (lossless), for bodies and the grammar's productions;
+//! - [`scan`]: one pass over a file's bytes giving comments, keys and contexts for the
+//!   engine, the container table for placement, and the strict check for validation (the
+//!   scan that parses a document is carried with it for the later hooks); `oracle` is the
+//!   token-by-token scanner it replaced, kept for a property test;
 //! - [`layout`]: placement, indentation and commas.
 //!
 //! docs/formats.md, JSONC, describes the rules a user sees.
