@@ -6,7 +6,7 @@ use crate::lex::{KeyPolicy, Lexed, Lexer, Scan, Span};
 use crate::lines::{LineCounter, bom_len};
 pub(crate) use crate::lines::{eol_of, line_end, line_start};
 use crate::marker::{self, Identity, Kind, Marker};
-use crate::problem::{Problem, ProblemKind};
+use crate::problem::{Problem, ProblemKind, Problems};
 
 /// One marker line as found in the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -237,7 +237,7 @@ impl<'a> Document<'a> {
         lexed: Lexed,
         foreign: Option<&Foreign>,
     ) -> Self {
-        let mut problems = Vec::new();
+        let mut problems = Problems::default();
         let mut lines = LineCounter::new(src);
         let mut markers = Vec::new();
         let mut near_misses = Vec::new();
@@ -255,19 +255,24 @@ impl<'a> Document<'a> {
                     && let Some(nm) = marker::near_miss(text)
                 {
                     let ls = marker_line_start(src, c.text.start);
-                    problems.push(
-                        Problem::new(
-                            ProblemKind::NearMissMarker,
-                            lines.line_of(c.text.start),
-                            c.text.start - ls + 1,
-                            format!("this comment is almost a marker ({})", nm.what),
-                        )
-                        .help(format!(
-                            "if it is one, write `{}`",
-                            syntax.render_marker(&nm.fixed)
-                        )),
-                    );
-                    near_misses.push((Span::new(ls, line_end(src, c.text.start)), nm));
+                    if problems.has_room(ProblemKind::NearMissMarker) {
+                        near_misses.push((Span::new(ls, line_end(src, c.text.start)), nm.clone()));
+                    }
+                    {
+                        let (line, column) = (lines.line_of(c.text.start), c.text.start - ls + 1);
+                        problems.add(ProblemKind::NearMissMarker, line, column, || {
+                            Problem::new(
+                                ProblemKind::NearMissMarker,
+                                line,
+                                column,
+                                format!("this comment is almost a marker ({})", nm.what),
+                            )
+                            .help(format!(
+                                "if it is one, write `{}`",
+                                syntax.render_marker(&nm.fixed)
+                            ))
+                        })
+                    };
                 }
                 continue;
             };
@@ -275,7 +280,8 @@ impl<'a> Document<'a> {
             let line_no = lines.line_of(c.text.start);
             let column = c.text.start - ls + 1;
             if !c.alone {
-                problems.push(Problem::new(
+                problems.add(ProblemKind::MarkerNotAlone, line_no, column, || {
+                    Problem::new(
                     ProblemKind::MarkerNotAlone,
                     line_no,
                     column,
@@ -286,7 +292,8 @@ impl<'a> Document<'a> {
                         m.identity()
                     ),
                 )
-                .help("put it on a line of its own"));
+                .help("put it on a line of its own")
+                });
                 continue;
             }
             markers.push(MarkerLine {
@@ -300,19 +307,17 @@ impl<'a> Document<'a> {
         wrong_openers(src, syntax, &lexed, &mut problems);
         let marker_lines = markers.iter().map(|m| m.line).collect();
         let regions = pair(src, syntax, markers, foreign, &mut problems);
-        let mut doc = Self {
+        duplicate_keys(src, &lexed, &regions, syntax.key_policy(), &mut problems);
+        Self {
             src,
             lexed,
             regions,
-            problems,
+            problems: problems.finish(),
             eol: eol_of(src),
             marker_lines,
             near_misses,
             scan: None,
-        };
-        doc.duplicate_keys(syntax.key_policy());
-        doc.problems.sort_by_key(|p| (p.line, p.column));
-        doc
+        }
     }
 
     /// The region with this identity, if exactly present.
@@ -337,163 +342,183 @@ impl<'a> Document<'a> {
             .get(i)
             .filter(|r| r.span().start <= offset && offset < r.span().end)
     }
+}
 
-    fn duplicate_keys(&mut self, policy: KeyPolicy) {
-        use std::hash::{BuildHasher as _, Hash as _, Hasher as _};
-        let keys = &self.lexed.keys;
-        let src = self.src;
-        let regions = &self.regions;
-        // The region whose body holds `at`, with a cursor: keys come mostly in file order.
-        let region_cursor = || {
-            let mut cur = 0usize;
-            move |at: usize| {
-                if cur > 0 && regions.get(cur - 1).is_some_and(|r| r.body.end > at) {
-                    cur = regions.partition_point(|r| r.body.end <= at);
-                }
-                while regions.get(cur).is_some_and(|r| r.body.end <= at) {
-                    cur += 1;
-                }
-                regions.get(cur).filter(|r| r.body.start <= at).map(|_| cur)
+/// Keys assigned twice, as the format's policy judges them: the first
+/// [`MAX_PROBLEMS_PER_KIND`](crate::problem::MAX_PROBLEMS_PER_KIND) in file order reported,
+/// the rest counted.
+fn duplicate_keys(
+    src: &[u8],
+    lexed: &Lexed,
+    regions: &[Region],
+    policy: KeyPolicy,
+    problems: &mut Problems,
+) {
+    use std::hash::{BuildHasher as _, Hash as _, Hasher as _};
+    let keys = &lexed.keys;
+    // The region whose body holds `at`, with a cursor: keys come mostly in file order.
+    let region_cursor = || {
+        let mut cur = 0usize;
+        move |at: usize| {
+            if cur > 0 && regions.get(cur - 1).is_some_and(|r| r.body.end > at) {
+                cur = regions.partition_point(|r| r.body.end <= at);
             }
-        };
-        // Across owners, only keys inside regions can be reported.
-        if policy == KeyPolicy::AcrossOwners && regions.is_empty() {
-            return;
-        }
-        let hash_of = |k: &crate::lex::Key| {
-            let mut h = rustc_hash::FxBuildHasher.build_hasher();
-            k.name.of(src).hash(&mut h);
-            k.context.hash(&mut h);
-            h.finish()
-        };
-        let wanted = |in_region: &mut dyn FnMut(usize) -> Option<usize>, k: &crate::lex::Key| {
-            policy == KeyPolicy::AnyDuplicate || in_region(k.name.start).is_some()
-        };
-        // Equal hashes are grouped by a counting sort on the hash's top bits (at most 2^14
-        // buckets, so the counters stay in cache), then a sort of each bucket (a few hundred
-        // keys, in cache): cheaper than sorting millions of pairs, and 8 bytes per key (the
-        // low half of the hash and the index); a collision of those bits is resolved by
-        // comparing names below.
-        let count = {
-            let mut in_region = region_cursor();
-            keys.iter().filter(|k| wanted(&mut in_region, k)).count()
-        };
-        let bits = (count / 256)
-            .clamp(1, 1 << 14)
-            .next_power_of_two()
-            .trailing_zeros();
-        let bucket = |h: u64| {
-            if bits == 0 {
-                0
-            } else {
-                usize::try_from(h >> (64 - bits)).unwrap_or(0)
+            while regions.get(cur).is_some_and(|r| r.body.end <= at) {
+                cur += 1;
             }
-        };
-        let mut starts = vec![0u32; (1usize << bits) + 1];
-        {
-            let mut in_region = region_cursor();
-            for k in keys.iter().filter(|k| wanted(&mut in_region, k)) {
-                starts[bucket(hash_of(k)) + 1] += 1;
-            }
+            regions.get(cur).filter(|r| r.body.start <= at).map(|_| cur)
         }
-        for b in 1..starts.len() {
-            starts[b] += starts[b - 1];
+    };
+    // Across owners, only keys inside regions can be reported.
+    if policy == KeyPolicy::AcrossOwners && regions.is_empty() {
+        return;
+    }
+    let hash_of = |k: &crate::lex::Key| {
+        let mut h = rustc_hash::FxBuildHasher.build_hasher();
+        k.name.of(src).hash(&mut h);
+        k.context.hash(&mut h);
+        h.finish()
+    };
+    let wanted = |in_region: &mut dyn FnMut(usize) -> Option<usize>, k: &crate::lex::Key| {
+        policy == KeyPolicy::AnyDuplicate || in_region(k.name.start).is_some()
+    };
+    // Equal hashes are grouped by a counting sort on the hash's top bits (at most 2^14
+    // buckets, so the counters stay in cache), then a sort of each bucket (a few hundred
+    // keys, in cache): cheaper than sorting millions of pairs, and 8 bytes per key (the
+    // low half of the hash and the index); a collision of those bits is resolved by
+    // comparing names below.
+    let count = {
+        let mut in_region = region_cursor();
+        keys.iter().filter(|k| wanted(&mut in_region, k)).count()
+    };
+    let bits = (count / 256)
+        .clamp(1, 1 << 14)
+        .next_power_of_two()
+        .trailing_zeros();
+    let bucket = |h: u64| {
+        if bits == 0 {
+            0
+        } else {
+            usize::try_from(h >> (64 - bits)).unwrap_or(0)
         }
-        let mut next = starts.clone();
-        let mut order = vec![(0u32, 0u32); count];
-        {
-            let mut in_region = region_cursor();
-            for (i, k) in keys.iter().enumerate() {
-                if !wanted(&mut in_region, k) {
-                    continue;
-                }
-                let h = hash_of(k);
-                let slot = &mut next[bucket(h)];
-                if let Some(o) = order.get_mut(*slot as usize) {
-                    // Truncation intended: the low half of the hash.
-                    #[allow(clippy::cast_possible_truncation)]
-                    let low = h as u32;
-                    *o = (low, u32::try_from(i).unwrap_or(u32::MAX));
-                }
-                *slot += 1;
-            }
+    };
+    let mut starts = vec![0u32; (1usize << bits) + 1];
+    {
+        let mut in_region = region_cursor();
+        for k in keys.iter().filter(|k| wanted(&mut in_region, k)) {
+            starts[bucket(hash_of(k)) + 1] += 1;
         }
-        drop(next);
-        let mut region_of = region_cursor();
-        let mut found = Vec::new();
-        for b in 0..starts.len() - 1 {
-            let Some(run) = order.get_mut(starts[b] as usize..starts[b + 1] as usize) else {
-                continue;
-            };
-            if run.len() < 2 {
+    }
+    for b in 1..starts.len() {
+        starts[b] += starts[b - 1];
+    }
+    let mut next = starts.clone();
+    let mut order = vec![(0u32, 0u32); count];
+    {
+        let mut in_region = region_cursor();
+        for (i, k) in keys.iter().enumerate() {
+            if !wanted(&mut in_region, k) {
                 continue;
             }
-            run.sort_unstable();
-            for run in run.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
-                // Within one hash, group the keys that really are equal (collisions are not).
-                let mut rest: Vec<usize> = run.iter().map(|&(_, i)| i as usize).collect();
-                while let Some(&first) = rest.first() {
-                    let same = |i: &usize| {
-                        keys[*i].name.of(src) == keys[first].name.of(src)
-                            && keys[*i].context == keys[first].context
+            let h = hash_of(k);
+            let slot = &mut next[bucket(h)];
+            if let Some(o) = order.get_mut(*slot as usize) {
+                // Truncation intended: the low half of the hash.
+                #[allow(clippy::cast_possible_truncation)]
+                let low = h as u32;
+                *o = (low, u32::try_from(i).unwrap_or(u32::MAX));
+            }
+            *slot += 1;
+        }
+    }
+    drop(next);
+    let mut region_of = region_cursor();
+    // The first duplicates in file order, at most as many as are reported: a max-heap of
+    // their offsets (a crafted file can assign one key millions of times).
+    let mut found = std::collections::BinaryHeap::new();
+    let (mut left_out, mut first_left_out) = (0usize, usize::MAX);
+    for b in 0..starts.len() - 1 {
+        let Some(run) = order.get_mut(starts[b] as usize..starts[b + 1] as usize) else {
+            continue;
+        };
+        if run.len() < 2 {
+            continue;
+        }
+        run.sort_unstable();
+        for run in run.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
+            // Within one hash, group the keys that really are equal (collisions are not).
+            let mut rest: Vec<usize> = run.iter().map(|&(_, i)| i as usize).collect();
+            while let Some(&first) = rest.first() {
+                let same = |i: &usize| {
+                    keys[*i].name.of(src) == keys[first].name.of(src)
+                        && keys[*i].context == keys[first].context
+                };
+                let (group, others): (Vec<usize>, Vec<usize>) = rest.iter().partition(|i| same(i));
+                rest = others;
+                let first_at = keys[first].name.start;
+                let first_region = region_of(first_at);
+                for &i in &group[1..] {
+                    let at = keys[i].name.start;
+                    let report = match policy {
+                        KeyPolicy::AnyDuplicate => true,
+                        KeyPolicy::AcrossOwners => match (first_region, region_of(at)) {
+                            (Some(a), Some(b)) => regions[a].id.owner != regions[b].id.owner,
+                            _ => false,
+                        },
                     };
-                    let (group, others): (Vec<usize>, Vec<usize>) =
-                        rest.iter().partition(|i| same(i));
-                    rest = others;
-                    let first_at = keys[first].name.start;
-                    let first_region = region_of(first_at);
-                    for &i in &group[1..] {
-                        let at = keys[i].name.start;
-                        let report = match policy {
-                            KeyPolicy::AnyDuplicate => true,
-                            KeyPolicy::AcrossOwners => match (first_region, region_of(at)) {
-                                (Some(a), Some(b)) => regions[a].id.owner != regions[b].id.owner,
-                                _ => false,
-                            },
-                        };
-                        if report {
-                            found.push((at, first_at, keys[i].name));
+                    if report {
+                        found.push((at, first_at, keys[i].name.start, keys[i].name.end));
+                        if found.len() > crate::problem::MAX_PROBLEMS_PER_KIND
+                            && let Some((late, ..)) = found.pop()
+                        {
+                            left_out += 1;
+                            first_left_out = first_left_out.min(late);
                         }
                     }
                 }
             }
         }
-        drop(order);
-        // Line numbers only for what is reported, each found by one pass in file order
-        // (counting from the start for each would be quadratic in the duplicates).
-        let mut firsts: Vec<usize> = found.iter().map(|f| f.1).collect();
-        firsts.sort_unstable();
-        firsts.dedup();
-        let mut lines = LineCounter::new(src);
-        let first_lines: Vec<usize> = firsts.iter().map(|&f| lines.line_of(f)).collect();
-        found.sort_unstable_by_key(|f| f.0);
-        let mut lines = LineCounter::new(src);
-        for (at, first, name) in found {
-            let first_line = firsts
-                .binary_search(&first)
-                .ok()
-                .and_then(|i| first_lines.get(i))
-                .copied()
-                .unwrap_or(1);
-            let (line, col) = lines.line_col(at);
-            self.problems.push(
-                Problem::new(
-                    ProblemKind::DuplicateKey,
-                    line,
-                    col,
-                    format!(
-                        "`{}` is also assigned on line {first_line}",
-                        String::from_utf8_lossy(name.of(src))
-                    ),
-                )
-                .help("readers disagree on which value wins: keep one of them"),
-            );
-        }
+    }
+    drop(order);
+    // Line numbers only for what is reported, each found by one pass in file order
+    // (counting from the start for each would be quadratic in the duplicates).
+    let found = found.into_sorted_vec();
+    let mut firsts: Vec<usize> = found.iter().map(|f| f.1).collect();
+    firsts.sort_unstable();
+    firsts.dedup();
+    let mut lines = LineCounter::new(src);
+    let first_lines: Vec<usize> = firsts.iter().map(|&f| lines.line_of(f)).collect();
+    let mut lines = LineCounter::new(src);
+    for (at, first, start, end) in found {
+        let name = Span::new(start, end);
+        let first_line = firsts
+            .binary_search(&first)
+            .ok()
+            .and_then(|i| first_lines.get(i))
+            .copied()
+            .unwrap_or(1);
+        let (line, col) = lines.line_col(at);
+        problems.add(ProblemKind::DuplicateKey, line, col, || {
+            Problem::new(
+                ProblemKind::DuplicateKey,
+                line,
+                col,
+                format!(
+                    "`{}` is also assigned on line {first_line}",
+                    String::from_utf8_lossy(name.of(src))
+                ),
+            )
+            .help("readers disagree on which value wins: keep one of them")
+        });
+    }
+    if left_out > 0 {
+        let (line, col) = lines.line_col(first_left_out);
+        problems.left_out(ProblemKind::DuplicateKey, left_out, line, col);
     }
 }
 
 /// Lines that would be markers but for their comment opener (`// BEGIN …` in a shell file).
-fn wrong_openers(src: &[u8], syntax: &dyn Lexer, lexed: &Lexed, problems: &mut Vec<Problem>) {
+fn wrong_openers(src: &[u8], syntax: &dyn Lexer, lexed: &Lexed, problems: &mut Problems) {
     if syntax.opener() != "#" {
         return;
     }
@@ -531,10 +556,11 @@ fn wrong_openers(src: &[u8], syntax: &dyn Lexer, lexed: &Lexed, problems: &mut V
         }
         let as_hash = [b"#".as_slice(), &text[o.len()..]].concat();
         if let Some(m) = marker::parse(&as_hash) {
-            problems.push(Problem::new(
-                ProblemKind::NearMissMarker,
-                lines.line_of(start),
-                indent + 1,
+            {
+                let (line, column) = (lines.line_of(start), indent + 1);
+                problems.add(ProblemKind::NearMissMarker, line, column, || {
+                    Problem::new(
+                ProblemKind::NearMissMarker, line, column,
                 format!(
                     "this line looks like the {} marker of \"{}\" with the wrong comment opener \
                      `{}`",
@@ -543,7 +569,9 @@ fn wrong_openers(src: &[u8], syntax: &dyn Lexer, lexed: &Lexed, problems: &mut V
                     String::from_utf8_lossy(o),
                 )
             )
-            .help(format!("in a {} file markers start with `#`", syntax.name())));
+            .help(format!("in a {} file markers start with `#`", syntax.name()))
+                })
+            };
         }
     }
 }
@@ -554,7 +582,7 @@ fn pair(
     syntax: &dyn Lexer,
     markers: Vec<MarkerLine>,
     foreign: Option<&Foreign>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
 ) -> Vec<Region> {
     let mut regions: Vec<Region> = Vec::new();
     // Open BEGINs; the flag marks one already reported as broken (nested or interleaved).
@@ -565,7 +593,8 @@ fn pair(
             Kind::Begin => stack.push((m, false)),
             Kind::End => {
                 let Some((top, _)) = stack.last() else {
-                    problems.push(Problem::new(
+                    problems.add(ProblemKind::OrphanEnd, m.line_no, m.column, || {
+                        Problem::new(
                         ProblemKind::OrphanEnd,
                         m.line_no,
                         m.column,
@@ -573,7 +602,8 @@ fn pair(
                     )
                     .help(
                         "add the BEGIN line above the region's first line, or delete this END line",
-                    ));
+                    )
+                    });
                     continue;
                 };
                 if top.marker.identity() == id {
@@ -581,7 +611,7 @@ fn pair(
                         continue;
                     };
                     if let Some((outer, _)) = stack.last() {
-                        problems.push(
+                        problems.add(ProblemKind::NestedRegion, b.line_no, b.column, || {
                             Problem::new(
                                 ProblemKind::NestedRegion,
                                 b.line_no,
@@ -592,18 +622,19 @@ fn pair(
                                     outer.line_no
                                 ),
                             )
-                            .help("regions cannot nest: move it out"),
-                        );
+                            .help("regions cannot nest: move it out")
+                        });
                         if let Some(o) = stack.last_mut() {
                             o.1 = true;
                         }
                     } else if !broken {
-                        regions.push(region(src, syntax, b, m, problems));
+                        regions.push(region(src, syntax, b, m));
                     }
                 } else if let Some(pos) = stack.iter().rposition(|(b, _)| b.marker.identity() == id)
                 {
                     let inner = &stack[stack.len() - 1].0;
-                    problems.push(Problem::new(
+                    problems.add(ProblemKind::InterleavedRegions, m.line_no, m.column, || {
+                        Problem::new(
                         ProblemKind::InterleavedRegions,
                         m.line_no,
                         m.column,
@@ -614,7 +645,8 @@ fn pair(
                             inner.line_no
                         ),
                     )
-                    .help("move one region's lines so they do not overlap"));
+                    .help("move one region's lines so they do not overlap")
+                    });
                     stack.remove(pos);
                     for entry in &mut stack[pos..] {
                         entry.1 = true;
@@ -622,7 +654,8 @@ fn pair(
                 } else {
                     let Some((b, _)) = stack.pop() else { continue };
                     let case_only = b.marker.identity().eq_ignore_case(&id);
-                    problems.push(Problem::new(
+                    problems.add(ProblemKind::MismatchedEnd, m.line_no, m.column, || {
+                        Problem::new(
                         ProblemKind::MismatchedEnd,
                         m.line_no,
                         m.column,
@@ -638,7 +671,8 @@ fn pair(
                             }
                         ),
                     )
-                    .help("make both lines name the same region"));
+                    .help("make both lines name the same region")
+                    });
                 }
             }
         }
@@ -647,7 +681,7 @@ fn pair(
         if broken {
             continue;
         }
-        problems.push(
+        problems.add(ProblemKind::UnclosedBegin, b.line_no, b.column, || {
             Problem::new(
                 ProblemKind::UnclosedBegin,
                 b.line_no,
@@ -661,8 +695,8 @@ fn pair(
                     Some(f) => f.end.trim().to_owned(),
                     None => syntax.render_marker(&Marker::end(&b.marker.identity())),
                 }
-            )),
-        );
+            ))
+        });
     }
     // Two complete regions with one identity: the second is a duplicate.
     // The first region of each identity, by a map: comparing each region with all before it
@@ -672,17 +706,22 @@ fn pair(
     let mut dup_idx = Vec::new();
     for (i, r) in regions.iter().enumerate() {
         if let Some(first) = firsts.get(&r.id).and_then(|&f| regions.get(f)) {
-            problems.push(
-                Problem::new(
-                    ProblemKind::DuplicateRegion,
-                    r.begin.line_no,
-                    r.begin.column,
-                    format!(
-                        "region \"{}\" appears twice (first on line {})",
-                        r.id, first.begin.line_no
-                    ),
-                )
-                .help("delete one copy, markers included"),
+            problems.add(
+                ProblemKind::DuplicateRegion,
+                r.begin.line_no,
+                r.begin.column,
+                || {
+                    Problem::new(
+                        ProblemKind::DuplicateRegion,
+                        r.begin.line_no,
+                        r.begin.column,
+                        format!(
+                            "region \"{}\" appears twice (first on line {})",
+                            r.id, first.begin.line_no
+                        ),
+                    )
+                    .help("delete one copy, markers included")
+                },
             );
             dup_idx.push(i);
         } else {
@@ -697,8 +736,12 @@ fn pair(
         .collect();
     for &i in &crosses {
         let r = &regions[i];
-        problems.push(
-            Problem::new(
+        problems.add(
+            ProblemKind::MarkerCrossesStructure,
+            r.end.line_no,
+            r.end.column,
+            || {
+                Problem::new(
                 ProblemKind::MarkerCrossesStructure,
                 r.end.line_no,
                 r.end.column,
@@ -708,12 +751,13 @@ fn pair(
                     r.id, r.begin.line_no
                 ),
             )
-            .help("move it so the region holds whole entries"),
+            .help("move it so the region holds whole entries")
+            },
         );
     }
     for r in &regions {
         if r.state == State::Drifted {
-            problems.push(
+            problems.add(ProblemKind::Drift, r.begin.line_no, r.begin.column, || {
                 Problem::new(
                     ProblemKind::Drift,
                     r.begin.line_no,
@@ -723,20 +767,14 @@ fn pair(
                         r.id
                     ),
                 )
-                .help("the edit is kept unless the region is overwritten on purpose"),
-            );
+                .help("the edit is kept unless the region is overwritten on purpose")
+            });
         }
     }
     regions
 }
 
-fn region(
-    src: &[u8],
-    syntax: &dyn Lexer,
-    begin: MarkerLine,
-    end: MarkerLine,
-    _problems: &mut [Problem],
-) -> Region {
+fn region(src: &[u8], syntax: &dyn Lexer, begin: MarkerLine, end: MarkerLine) -> Region {
     let body = Span::new(begin.line.end, end.line.start);
     let state = match begin.marker.hash() {
         None => State::Unhashed,
@@ -862,6 +900,48 @@ mod tests {
         assert!(dups[1].2.contains("on line 5001"), "{}", dups[1].2);
         assert_eq!((dups[2].0, dups[2].1), (10_003, 1));
         assert!(dups[2].2.contains("on line 78"), "{}", dups[2].2);
+    }
+
+    /// A crafted file with a problem on every line keeps the first of each kind and counts
+    /// the rest (it used to keep millions of messages: 83x the file in memory, 10 s).
+    #[test]
+    fn problems_of_one_kind_are_capped_in_file_order_and_the_rest_counted() {
+        use crate::problem::MAX_PROBLEMS_PER_KIND as MAX;
+        let n = MAX + 500;
+        let mut src = String::new();
+        for i in 0..n {
+            src.push_str(&format!("A=1\n# BEGN X MANAGED r{i}\n"));
+        }
+        src.push_str("A=2\n# END X MANAGED orphan\n");
+        let doc = Document::parse(src.as_bytes(), Format::Env.syntax());
+        let of = |kind| -> Vec<&crate::problem::Problem> {
+            doc.problems.iter().filter(|p| p.kind == kind).collect()
+        };
+        for (kind, found) in [
+            (ProblemKind::DuplicateKey, n),
+            (ProblemKind::NearMissMarker, n),
+        ] {
+            let ps = of(kind);
+            assert_eq!(ps.len(), MAX + 1, "{kind:?}");
+            // The kept ones are the first in the file; the last says how many more there are,
+            // at the first one left out.
+            let kept_lines: Vec<usize> = ps[..MAX].iter().map(|p| p.line).collect();
+            assert!(kept_lines.windows(2).all(|w| w[0] < w[1]));
+            let more = ps[MAX];
+            assert!(
+                more.message
+                    .starts_with(&format!("{} more `{}`", found - MAX, kind.as_str())),
+                "{}",
+                more.message
+            );
+            assert!(more.line > kept_lines[MAX - 1], "{kind:?} {}", more.line);
+        }
+        assert_eq!(doc.near_misses.len(), MAX);
+        // A blocking problem of another kind is still there, so the file stays blocked.
+        assert_eq!(of(ProblemKind::OrphanEnd).len(), 1);
+        assert!(doc.blocked());
+        // The first duplicate is reported at line 3 (the second `A=1`).
+        assert_eq!(of(ProblemKind::DuplicateKey)[0].line, 3);
     }
 }
 

@@ -91,7 +91,7 @@ pub use place::{At, AtError, Created, Home, Step};
 pub use plan::{
     Action, Adopt, OnDrift, Op, Options as PlanOptions, Outcome, Plan, PlanError, plan,
 };
-pub use problem::{Problem, ProblemKind};
+pub use problem::{MAX_PROBLEMS_PER_KIND, Problem, ProblemKind};
 pub use repair::{Fix, Repaired, repair as repair_markers};
 pub use report::{FileReport, ProblemReport, RegionReport, Report};
 pub use state::StoreWarning;
