@@ -8,19 +8,36 @@ pub(crate) use crate::lines::{eol_of, line_end, line_start};
 use crate::marker::{self, Identity, Kind, Marker};
 use crate::problem::{Problem, ProblemKind, Problems};
 
-/// One marker line as found in the file.
+/// One marker line as found in the file: where it is, not what it says (the region holds
+/// its identity; [`MarkerLine::marker`] parses the rest again when it is needed), so that a
+/// file of many regions costs a few words per marker.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MarkerLine {
-    /// The parsed marker.
-    pub marker: Marker,
     /// The whole line, from its first byte to after its line ending (or end of input).
     pub line: Span,
+    /// The marker comment itself, from its opener to its end.
+    pub text: Span,
     /// 1-based line number.
     pub line_no: usize,
-    /// 1-based column of the comment opener.
-    pub column: usize,
     /// Structural context reported by the lexer.
     pub context: u32,
+}
+
+impl MarkerLine {
+    /// 1-based column of the comment opener.
+    #[must_use]
+    pub const fn column(&self) -> usize {
+        self.text.start - self.line.start + 1
+    }
+
+    /// The marker written on this line, parsed again from `src` (the bytes it was found in).
+    /// `None` when the line is no demarcate marker (a foreign block's literal line, such as
+    /// conda's `# >>> conda initialize >>>`).
+    #[must_use]
+    pub fn marker(&self, src: &[u8]) -> Option<Marker> {
+        src.get(self.text.start..self.text.end)
+            .and_then(marker::parse)
+    }
 }
 
 /// The state of a region's body against its recorded hash.
@@ -66,6 +83,18 @@ impl Region {
     #[must_use]
     pub const fn span(&self) -> Span {
         Span::new(self.begin.line.start, self.end.line.end)
+    }
+
+    /// The `hash=` recorded on the BEGIN line (read again from `src`, the bytes the region
+    /// was found in); `None` for an unhashed region.
+    #[must_use]
+    pub fn hash(&self, src: &[u8]) -> Option<String> {
+        if self.state == State::Unhashed {
+            return None;
+        }
+        self.begin
+            .marker(src)
+            .and_then(|m| m.hash().map(str::to_owned))
     }
 }
 
@@ -239,7 +268,14 @@ impl<'a> Document<'a> {
     ) -> Self {
         let mut problems = Problems::default();
         let mut lines = LineCounter::new(src);
-        let mut markers = Vec::new();
+        let mut pairing = Pairing {
+            src,
+            syntax,
+            foreign,
+            regions: Vec::new(),
+            stack: Vec::new(),
+        };
+        let mut marker_lines = Vec::new();
         let mut near_misses = Vec::new();
         for c in &lexed.comments {
             let text = c.text.of(src);
@@ -296,17 +332,17 @@ impl<'a> Document<'a> {
                 });
                 continue;
             }
-            markers.push(MarkerLine {
-                marker: m,
+            let line = MarkerLine {
                 line: Span::new(ls, line_end(src, c.text.start)),
+                text: c.text,
                 line_no,
-                column,
                 context: c.context,
-            });
+            };
+            marker_lines.push(line.line);
+            pairing.push(line, m, &mut problems);
         }
         wrong_openers(src, syntax, &lexed, &mut problems);
-        let marker_lines = markers.iter().map(|m| m.line).collect();
-        let regions = pair(src, syntax, markers, foreign, &mut problems);
+        let regions = pairing.finish(&mut problems);
         duplicate_keys(src, &lexed, &regions, syntax.key_policy(), &mut problems);
         Self {
             src,
@@ -576,192 +612,216 @@ fn wrong_openers(src: &[u8], syntax: &dyn Lexer, lexed: &Lexed, problems: &mut P
     }
 }
 
-/// Pairs BEGIN and END markers into regions, reporting what does not pair.
-fn pair(
-    src: &[u8],
-    syntax: &dyn Lexer,
-    markers: Vec<MarkerLine>,
-    foreign: Option<&Foreign>,
-    problems: &mut Problems,
-) -> Vec<Region> {
-    let mut regions: Vec<Region> = Vec::new();
-    // Open BEGINs; the flag marks one already reported as broken (nested or interleaved).
-    let mut stack: Vec<(MarkerLine, bool)> = Vec::new();
-    for m in markers {
-        let id = m.marker.identity();
-        match m.marker.kind {
-            Kind::Begin => stack.push((m, false)),
-            Kind::End => {
-                let Some((top, _)) = stack.last() else {
-                    problems.add(ProblemKind::OrphanEnd, m.line_no, m.column, || {
-                        Problem::new(
-                        ProblemKind::OrphanEnd,
-                        m.line_no,
-                        m.column,
-                        format!("END marker for \"{id}\" has no BEGIN before it"),
-                    )
-                    .help(
-                        "add the BEGIN line above the region's first line, or delete this END line",
-                    )
-                    });
-                    continue;
-                };
-                if top.marker.identity() == id {
-                    let Some((b, broken)) = stack.pop() else {
-                        continue;
-                    };
-                    if let Some((outer, _)) = stack.last() {
-                        problems.add(ProblemKind::NestedRegion, b.line_no, b.column, || {
-                            Problem::new(
-                                ProblemKind::NestedRegion,
-                                b.line_no,
-                                b.column,
-                                format!(
-                                    "region \"{id}\" is inside region \"{}\" (BEGIN on line {})",
-                                    outer.marker.identity(),
-                                    outer.line_no
-                                ),
-                            )
-                            .help("regions cannot nest: move it out")
-                        });
-                        if let Some(o) = stack.last_mut() {
-                            o.1 = true;
-                        }
-                    } else if !broken {
-                        regions.push(region(src, syntax, b, m));
-                    }
-                } else if let Some(pos) = stack.iter().rposition(|(b, _)| b.marker.identity() == id)
-                {
-                    let inner = &stack[stack.len() - 1].0;
-                    problems.add(ProblemKind::InterleavedRegions, m.line_no, m.column, || {
-                        Problem::new(
-                        ProblemKind::InterleavedRegions,
-                        m.line_no,
-                        m.column,
+/// An open BEGIN on the pairing stack: its line, identity and recorded hash, and whether it
+/// was already reported as broken (nested or interleaved).
+struct Open {
+    line: MarkerLine,
+    id: Identity,
+    hash: Option<String>,
+    broken: bool,
+}
+
+/// Pairs BEGIN and END markers into regions as they are found, reporting what does not
+/// pair. Only the open BEGINs are held, so markers cost nothing once paired.
+struct Pairing<'s> {
+    src: &'s [u8],
+    syntax: &'s dyn Lexer,
+    foreign: Option<&'s Foreign>,
+    regions: Vec<Region>,
+    stack: Vec<Open>,
+}
+
+impl Pairing<'_> {
+    fn push(&mut self, m: MarkerLine, marker: Marker, problems: &mut Problems) {
+        let kind = marker.kind;
+        let Marker {
+            owner, name, attrs, ..
+        } = marker;
+        let id = Identity { owner, name };
+        if kind == Kind::Begin {
+            let hash = attrs.into_iter().find(|(k, _)| k == "hash").map(|(_, v)| v);
+            self.stack.push(Open {
+                line: m,
+                id,
+                hash,
+                broken: false,
+            });
+            return;
+        }
+        let (line_no, column) = (m.line_no, m.column());
+        let Some(top) = self.stack.last() else {
+            problems.add(ProblemKind::OrphanEnd, line_no, column, || {
+                Problem::new(
+                    ProblemKind::OrphanEnd,
+                    line_no,
+                    column,
+                    format!("END marker for \"{id}\" has no BEGIN before it"),
+                )
+                .help("add the BEGIN line above the region's first line, or delete this END line")
+            });
+            return;
+        };
+        if top.id == id {
+            let Some(b) = self.stack.pop() else {
+                return;
+            };
+            if let Some(outer) = self.stack.last_mut() {
+                let (bl, bc) = (b.line.line_no, b.line.column());
+                problems.add(ProblemKind::NestedRegion, bl, bc, || {
+                    Problem::new(
+                        ProblemKind::NestedRegion,
+                        bl,
+                        bc,
                         format!(
-                            "END of \"{id}\" comes before the END of \"{}\" (BEGIN on line {}), \
-                             which started inside it",
-                            inner.marker.identity(),
-                            inner.line_no
+                            "region \"{id}\" is inside region \"{}\" (BEGIN on line {})",
+                            outer.id, outer.line.line_no
                         ),
                     )
-                    .help("move one region's lines so they do not overlap")
-                    });
-                    stack.remove(pos);
-                    for entry in &mut stack[pos..] {
-                        entry.1 = true;
-                    }
-                } else {
-                    let Some((b, _)) = stack.pop() else { continue };
-                    let case_only = b.marker.identity().eq_ignore_case(&id);
-                    problems.add(ProblemKind::MismatchedEnd, m.line_no, m.column, || {
-                        Problem::new(
-                        ProblemKind::MismatchedEnd,
-                        m.line_no,
-                        m.column,
-                        format!(
-                            "END marker for \"{id}\" does not match the open BEGIN for \"{}\" on \
-                             line {}{}",
-                            b.marker.identity(),
-                            b.line_no,
-                            if case_only {
-                                " (they differ only in case)"
-                            } else {
-                                ""
-                            }
-                        ),
-                    )
-                    .help("make both lines name the same region")
-                    });
-                }
+                    .help("regions cannot nest: move it out")
+                });
+                outer.broken = true;
+            } else if !b.broken {
+                self.regions.push(self.region(b, m));
             }
+        } else if let Some(pos) = self.stack.iter().rposition(|b| b.id == id) {
+            let inner = &self.stack[self.stack.len() - 1];
+            problems.add(ProblemKind::InterleavedRegions, line_no, column, || {
+                Problem::new(
+                    ProblemKind::InterleavedRegions,
+                    line_no,
+                    column,
+                    format!(
+                        "END of \"{id}\" comes before the END of \"{}\" (BEGIN on line {}), \
+                         which started inside it",
+                        inner.id, inner.line.line_no
+                    ),
+                )
+                .help("move one region's lines so they do not overlap")
+            });
+            self.stack.remove(pos);
+            for entry in &mut self.stack[pos..] {
+                entry.broken = true;
+            }
+        } else {
+            let Some(b) = self.stack.pop() else { return };
+            let case_only = b.id.eq_ignore_case(&id);
+            problems.add(ProblemKind::MismatchedEnd, line_no, column, || {
+                Problem::new(
+                    ProblemKind::MismatchedEnd,
+                    line_no,
+                    column,
+                    format!(
+                        "END marker for \"{id}\" does not match the open BEGIN for \"{}\" on \
+                         line {}{}",
+                        b.id,
+                        b.line.line_no,
+                        if case_only {
+                            " (they differ only in case)"
+                        } else {
+                            ""
+                        }
+                    ),
+                )
+                .help("make both lines name the same region")
+            });
         }
     }
-    for (b, broken) in stack {
-        if broken {
-            continue;
+
+    fn region(&self, begin: Open, end: MarkerLine) -> Region {
+        let body = Span::new(begin.line.line.end, end.line.start);
+        let state = match &begin.hash {
+            None => State::Unhashed,
+            Some(h) if hash::matches(h, &self.syntax.normalize(body.of(self.src))) => {
+                State::Pristine
+            }
+            Some(_) => State::Drifted,
+        };
+        Region {
+            id: begin.id,
+            begin: begin.line,
+            end,
+            body,
+            state,
         }
-        problems.add(ProblemKind::UnclosedBegin, b.line_no, b.column, || {
-            Problem::new(
-                ProblemKind::UnclosedBegin,
-                b.line_no,
-                b.column,
-                format!("BEGIN marker for \"{}\" has no END", b.marker.identity()),
-            )
-            .help(format!(
-                "add `{}` after the region's last line",
-                // A foreign block ends with its own literal line, not a demarcate marker.
-                match foreign.filter(|f| f.identity() == b.marker.identity()) {
-                    Some(f) => f.end.trim().to_owned(),
-                    None => syntax.render_marker(&Marker::end(&b.marker.identity())),
-                }
-            ))
-        });
     }
-    // Two complete regions with one identity: the second is a duplicate.
-    // The first region of each identity, by a map: comparing each region with all before it
-    // was quadratic in the number of regions.
-    let mut firsts: std::collections::HashMap<&Identity, usize> =
-        std::collections::HashMap::with_capacity(regions.len());
-    let mut dup_idx = Vec::new();
-    for (i, r) in regions.iter().enumerate() {
-        if let Some(first) = firsts.get(&r.id).and_then(|&f| regions.get(f)) {
-            problems.add(
-                ProblemKind::DuplicateRegion,
-                r.begin.line_no,
-                r.begin.column,
-                || {
+
+    /// The regions found; BEGINs left open, duplicates, regions crossing a structure and
+    /// drift reported.
+    fn finish(self, problems: &mut Problems) -> Vec<Region> {
+        let Self {
+            syntax,
+            foreign,
+            regions,
+            stack,
+            ..
+        } = self;
+        for b in stack.into_iter().filter(|b| !b.broken) {
+            let (bl, bc) = (b.line.line_no, b.line.column());
+            problems.add(ProblemKind::UnclosedBegin, bl, bc, || {
+                Problem::new(
+                    ProblemKind::UnclosedBegin,
+                    bl,
+                    bc,
+                    format!("BEGIN marker for \"{}\" has no END", b.id),
+                )
+                .help(format!(
+                    "add `{}` after the region's last line",
+                    // A foreign block ends with its own literal line, not a demarcate marker.
+                    match foreign.filter(|f| f.identity() == b.id) {
+                        Some(f) => f.end.trim().to_owned(),
+                        None => syntax.render_marker(&Marker::end(&b.id)),
+                    }
+                ))
+            });
+        }
+        // Two complete regions with one identity: the second is a duplicate. The first region
+        // of each identity, by a map: comparing each region with all before it was quadratic
+        // in the number of regions.
+        let mut firsts: std::collections::HashMap<&Identity, usize> =
+            std::collections::HashMap::with_capacity(regions.len());
+        for (i, r) in regions.iter().enumerate() {
+            let (line, column) = (r.begin.line_no, r.begin.column());
+            if let Some(first) = firsts.get(&r.id).and_then(|&f| regions.get(f)) {
+                problems.add(ProblemKind::DuplicateRegion, line, column, || {
                     Problem::new(
                         ProblemKind::DuplicateRegion,
-                        r.begin.line_no,
-                        r.begin.column,
+                        line,
+                        column,
                         format!(
                             "region \"{}\" appears twice (first on line {})",
                             r.id, first.begin.line_no
                         ),
                     )
                     .help("delete one copy, markers included")
-                },
-            );
-            dup_idx.push(i);
-        } else {
-            firsts.insert(&r.id, i);
+                });
+            } else {
+                firsts.insert(&r.id, i);
+            }
         }
-    }
-    let crosses: Vec<usize> = regions
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.begin.context != r.end.context)
-        .map(|(i, _)| i)
-        .collect();
-    for &i in &crosses {
-        let r = &regions[i];
-        problems.add(
-            ProblemKind::MarkerCrossesStructure,
-            r.end.line_no,
-            r.end.column,
-            || {
+        drop(firsts);
+        for r in regions.iter().filter(|r| r.begin.context != r.end.context) {
+            let (line, column) = (r.end.line_no, r.end.column());
+            problems.add(ProblemKind::MarkerCrossesStructure, line, column, || {
                 Problem::new(
-                ProblemKind::MarkerCrossesStructure,
-                r.end.line_no,
-                r.end.column,
-                format!(
-                    "END marker for \"{}\" is not in the same object, array or table as its BEGIN \
-                 (line {})",
-                    r.id, r.begin.line_no
-                ),
-            )
-            .help("move it so the region holds whole entries")
-            },
-        );
-    }
-    for r in &regions {
-        if r.state == State::Drifted {
-            problems.add(ProblemKind::Drift, r.begin.line_no, r.begin.column, || {
+                    ProblemKind::MarkerCrossesStructure,
+                    line,
+                    column,
+                    format!(
+                        "END marker for \"{}\" is not in the same object, array or table as \
+                         its BEGIN (line {})",
+                        r.id, r.begin.line_no
+                    ),
+                )
+                .help("move it so the region holds whole entries")
+            });
+        }
+        for r in regions.iter().filter(|r| r.state == State::Drifted) {
+            let (line, column) = (r.begin.line_no, r.begin.column());
+            problems.add(ProblemKind::Drift, line, column, || {
                 Problem::new(
                     ProblemKind::Drift,
-                    r.begin.line_no,
-                    r.begin.column,
+                    line,
+                    column,
                     format!(
                         "region \"{}\" was edited by hand since it was written (its hash differs)",
                         r.id
@@ -770,23 +830,7 @@ fn pair(
                 .help("the edit is kept unless the region is overwritten on purpose")
             });
         }
-    }
-    regions
-}
-
-fn region(src: &[u8], syntax: &dyn Lexer, begin: MarkerLine, end: MarkerLine) -> Region {
-    let body = Span::new(begin.line.end, end.line.start);
-    let state = match begin.marker.hash() {
-        None => State::Unhashed,
-        Some(h) if hash::matches(h, &syntax.normalize(body.of(src))) => State::Pristine,
-        Some(_) => State::Drifted,
-    };
-    Region {
-        id: begin.marker.identity(),
-        begin,
-        end,
-        body,
-        state,
+        regions
     }
 }
 
@@ -900,6 +944,31 @@ mod tests {
         assert!(dups[1].2.contains("on line 5001"), "{}", dups[1].2);
         assert_eq!((dups[2].0, dups[2].1), (10_003, 1));
         assert!(dups[2].2.contains("on line 78"), "{}", dups[2].2);
+    }
+
+    #[test]
+    fn marker_lines_read_their_marker_and_hash_again_from_the_source() {
+        let body = "export A=1\n";
+        let h = crate::hash::of_normalized(&Format::Shell.syntax().normalize(body.as_bytes()));
+        let src = format!(
+            "x=1\n  # BEGIN Z MANAGED a hash={h} -- note\n{body}  # END Z MANAGED a\n\
+             # BEGIN Z MANAGED b\n# END Z MANAGED b\n"
+        );
+        let doc = Document::parse(src.as_bytes(), Format::Shell.syntax());
+        let [a, b] = &doc.regions[..] else {
+            panic!("{:?}", doc.regions)
+        };
+        assert_eq!((a.begin.line_no, a.begin.column()), (2, 3));
+        assert_eq!(a.hash(doc.src), Some(h.clone()));
+        let m = a.begin.marker(doc.src).expect("a marker");
+        assert_eq!((m.owner.as_str(), m.name.as_str()), ("Z", "a"));
+        assert_eq!(m.note.as_deref(), Some("note"));
+        assert_eq!(
+            a.end.marker(doc.src).map(|m| m.kind),
+            Some(marker::Kind::End)
+        );
+        assert_eq!(b.hash(doc.src), None);
+        assert_eq!(b.state, super::State::Unhashed);
     }
 
     /// A crafted file with a problem on every line keeps the first of each kind and counts

@@ -1241,10 +1241,10 @@ fn plan_options(
     p.created.clone_from(&known.containers);
     if let (plan::OnDrift::Merge, Some(store)) = (p.on_drift, store) {
         for r in doc.regions.iter().filter(|r| r.state == State::Drifted) {
-            if let Some(h) = r.begin.marker.hash()
-                && let Some(base) = store.body(canonical, h)
+            if let Some(h) = r.hash(doc.src)
+                && let Some(base) = store.body(canonical, &h)
             {
-                p.bases.insert(h.to_owned(), base);
+                p.bases.insert(h, base);
             }
         }
     }

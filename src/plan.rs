@@ -1145,12 +1145,12 @@ impl<'d, 'a> Planner<'d, 'a> {
         let lines = Some((r.begin.line_no, r.end.line_no));
         let current = hash::normalize_lines(r.body.of(self.doc.src));
         let theirs = hash::normalize_lines(body);
-        let recorded = r.begin.marker.hash().unwrap_or_default();
+        let recorded = r.hash(self.doc.src).unwrap_or_default();
         let base = self
             .opts
             .bases
-            .get(recorded)
-            .filter(|b| hash::matches(recorded, &self.syntax.normalize(b)));
+            .get(&recorded)
+            .filter(|b| hash::matches(&recorded, &self.syntax.normalize(b)));
         let mut kept_keys = Vec::new();
         let result = base.map(|b| match merge_entries(self.syntax, b, &current, &theirs) {
             Some((merged, keys)) => {
@@ -1220,12 +1220,17 @@ impl<'d, 'a> Planner<'d, 'a> {
         let mut text = old_line[..indent_len].to_vec();
         // Foreign and unhashed markers stay byte for byte, so that the tool that owns them
         // (Ansible, a --no-hash installer) still knows them.
-        if self.foreign_lines(&r.id).is_some() || r.begin.marker.hash().is_none() {
-            text.extend_from_slice(&old_line[indent_len..content_end]);
+        let hashed_marker = if self.foreign_lines(&r.id).is_some() || r.hash(src).is_none() {
+            None
         } else {
-            let mut m = r.begin.marker.clone();
-            m.set_hash(self.hash_of(hashed).as_deref());
-            text.extend_from_slice(self.syntax.render_marker(&m).as_bytes());
+            r.begin.marker(src)
+        };
+        match hashed_marker {
+            Some(mut m) => {
+                m.set_hash(self.hash_of(hashed).as_deref());
+                text.extend_from_slice(self.syntax.render_marker(&m).as_bytes());
+            }
+            None => text.extend_from_slice(&old_line[indent_len..content_end]),
         }
         text.extend_from_slice(&old_line[content_end..]);
         if content_end == old_line.len() {
