@@ -437,7 +437,7 @@ fn read_only_bytes(path: &Path, src: Vec<u8>, opts: &EditOptions, check: bool) -
     }
     let doc = Document::parse_with(&src, f.syntax(), opts.plan.foreign.as_ref());
     let mut out = FileOutcome::new(path, Some(f));
-    out.regions = report::regions(&doc, &[]);
+    out.regions = report::regions(&doc.regions, &[]);
     out.problem_lines = problem_lines(&src, &doc.problems);
     out.problems = doc.problems;
     out.found = check && !out.problems.is_empty();
@@ -888,11 +888,11 @@ fn plan_parsed(
     let doc = Document::parse_with(src, f.syntax(), opts.plan.foreign.as_ref());
     let failed = |e: Error| {
         let mut out = FileOutcome::failed(path, Some(f), e);
-        out.regions = report::regions(&doc, &[]);
+        out.regions = report::regions(&doc.regions, &[]);
         out.problems.clone_from(&doc.problems);
         Box::new(out)
     };
-    let (planned, repairs) = match work {
+    let (mut planned, repairs) = match work {
         Work::Ops(ops) => {
             let popts = plan_options(opts, &doc, known, store);
             match plan::plan(&doc, f.syntax(), ops, &popts) {
@@ -911,6 +911,7 @@ fn plan_parsed(
                 warnings: Vec::new(),
                 created: Vec::new(),
                 dropped: Vec::new(),
+                checked: None,
             };
             (p, r.fixes)
         }
@@ -926,11 +927,18 @@ fn plan_parsed(
         reporter.event(path, &Event::Repaired { fix, applied });
     }
     let changed = planned.changes(src);
-    let new_doc = Document::parse_with(&planned.new, f.syntax(), opts.plan.foreign.as_ref());
+    // The plan's last check parsed the new bytes already; parse only when it did not.
+    let checked = planned.checked.take().unwrap_or_else(|| {
+        let d = Document::parse_with(&planned.new, f.syntax(), opts.plan.foreign.as_ref());
+        plan::Checked {
+            regions: d.regions,
+            problems: d.problems,
+        }
+    });
     let mut out = FileOutcome::new(path, Some(f));
     out.changed = changed;
-    out.regions = report::regions(&new_doc, &planned.outcomes);
-    out.problems.clone_from(&new_doc.problems);
+    out.regions = report::regions(&checked.regions, &planned.outcomes);
+    out.problems = checked.problems;
     out.outcomes.clone_from(&planned.outcomes);
     out.warnings.clone_from(&planned.warnings);
     out.repairs = repairs;

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::document::Document;
+use crate::document::Region;
 use crate::plan::{Action, Outcome};
 use crate::problem::Problem;
 
@@ -85,13 +85,12 @@ impl From<&Problem> for ProblemReport {
     }
 }
 
-/// Region entries for `doc` (the file after the command), with the actions of `outcomes`;
+/// Region entries for `regions` (of the file after the command), with the actions of `outcomes`;
 /// removed regions are listed with the lines they had, and regions deleted by hand and left
 /// out (`--respect-removals`) with state `removed`, action `kept-drifted` and lines 0.
 #[must_use]
-pub(crate) fn regions(doc: &Document<'_>, outcomes: &[Outcome]) -> Vec<RegionReport> {
-    let mut out: Vec<RegionReport> = doc
-        .regions
+pub(crate) fn regions(regions: &[Region], outcomes: &[Outcome]) -> Vec<RegionReport> {
+    let mut out: Vec<RegionReport> = regions
         .iter()
         .map(|r| RegionReport {
             owner: r.id.owner.clone(),
@@ -109,7 +108,7 @@ pub(crate) fn regions(doc: &Document<'_>, outcomes: &[Outcome]) -> Vec<RegionRep
         .collect();
     for o in outcomes {
         // Removed regions, and regions left out because the user deleted them by hand.
-        let gone = o.action == Action::KeptDrifted && doc.region(&o.id).is_none();
+        let gone = o.action == Action::KeptDrifted && !regions.iter().any(|r| r.id == o.id);
         if matches!(o.action, Action::Removed | Action::Pruned) || gone {
             let (b, e) = o.old_lines.unwrap_or((0, 0));
             out.push(RegionReport {
