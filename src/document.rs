@@ -2,7 +2,7 @@
 //! original bytes. No I/O.
 
 use crate::hash;
-use crate::lex::{KeyPolicy, Lexed, Lexer, Scan, Span};
+use crate::lex::{Keep, KeyPolicy, Lexed, Lexer, Scan, Span};
 use crate::lines::{LineCounter, bom_len};
 pub(crate) use crate::lines::{eol_of, line_end, line_start};
 use crate::marker::{self, Identity, Kind, Marker};
@@ -202,33 +202,6 @@ impl Foreign {
     }
 }
 
-/// A cheap exact gate before [`marker::parse`] and [`marker::near_miss`], which most
-/// comments fail: both need a first word (after the opener) that is a keyword or close to
-/// one (at most 7 characters, or starting with `BEGIN`/`END` in any case), and a word that is or
-/// is close to `MANAGED` (which keeps one of its three-letter pieces). False means neither
-/// can match; a property test checks it against both.
-fn may_be_marker(text: &[u8]) -> bool {
-    let Some(body) = marker::strip_opener(text.trim_ascii()) else {
-        return false;
-    };
-    let body = body.trim_ascii_start();
-    let first = body
-        .iter()
-        .position(|&b| b == b' ' || b == b'\t')
-        .map_or(body, |n| &body[..n]);
-    let starts = |kw: &[u8]| first.len() >= kw.len() && first[..kw.len()].eq_ignore_ascii_case(kw);
-    // Characters, as the edit distance counts them: at least the bytes that do not continue
-    // a UTF-8 sequence.
-    let chars = first.iter().filter(|&&b| b & 0xc0 != 0x80).count();
-    if chars > 7 && !starts(b"begin") && !starts(b"end") {
-        return false;
-    }
-    body.windows(3).any(|w| {
-        let w = [w[0] | 0x20, w[1] | 0x20, w[2] | 0x20];
-        matches!(&w, b"man" | b"ana" | b"nag" | b"age" | b"ged")
-    })
-}
-
 /// Start of the line holding `offset`, after a BOM: a marker line on the first line of a
 /// file with a BOM starts after it, so that rewriting or removing the region keeps the BOM.
 fn marker_line_start(src: &[u8], offset: usize) -> usize {
@@ -246,7 +219,14 @@ impl<'a> Document<'a> {
     /// As [`Document::parse`], also recognizing a foreign block's literal marker lines.
     #[must_use]
     pub fn parse_with(src: &'a [u8], syntax: &dyn Lexer, foreign: Option<&Foreign>) -> Self {
-        let (lexed, scan) = syntax.scan(src);
+        // Comments that cannot be markers are not needed, unless a foreign block's literal
+        // lines (any text) are looked for.
+        let keep = if foreign.is_some() {
+            Keep::All
+        } else {
+            Keep::MarkerLike
+        };
+        let (lexed, scan) = syntax.scan_keeping(src, keep);
         let mut doc = Self::from_lexed_with(src, syntax, lexed, foreign);
         doc.scan = scan;
         doc
@@ -279,7 +259,7 @@ impl<'a> Document<'a> {
         let mut near_misses = Vec::new();
         for c in &lexed.comments {
             let text = c.text.of(src);
-            if foreign.is_none() && !may_be_marker(text) {
+            if foreign.is_none() && !marker::may_be_marker(text) {
                 continue;
             }
             let parsed = foreign
@@ -838,9 +818,10 @@ impl Pairing<'_> {
 mod tests {
     use proptest::prelude::*;
 
-    use super::{Document, may_be_marker};
+    use super::Document;
     use crate::format::Format;
     use crate::marker;
+    use crate::marker::may_be_marker;
     use crate::problem::ProblemKind;
 
     const WORDS: &[&str] = &[
@@ -904,6 +885,35 @@ mod tests {
             if !may_be_marker(&t) {
                 prop_assert!(marker::parse(&t).is_none());
                 prop_assert!(marker::near_miss(&t).is_none());
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Lexing only the comments that can be markers finds the same document as lexing
+        /// them all, in every format.
+        #[test]
+        fn keeping_marker_like_comments_finds_the_same_document(parts in proptest::collection::vec(
+            proptest::sample::select(&[
+                "# BEGIN Z MANAGED a\n", "# END Z MANAGED a\n", "# BEGN Z MANAGED a\n",
+                "// BEGIN Z MANAGED a\n", "; END Z MANAGED a\n", "<!-- BEGIN Z MANAGED a -->\n",
+                "<!-- END Z MANAGED a -->\n", "# plain comment\n", "#\n", "x=1 # note\n",
+                "a = 1\n", "\"q\n", "'", "{", "}", "[t]\n", "key: v\n", "<# b #>\n", "\n",
+                "# SIG # Begin signature block\n", "export A=1\n", "A=1\n",
+            ][..]), 0..14
+        )) {
+            let src = parts.concat();
+            let src = src.as_bytes();
+            for f in Format::ALL.iter().filter(|f| f.name() != "json") {
+                let syntax = f.syntax();
+                let kept = Document::parse(src, syntax);
+                let all = Document::from_lexed(src, syntax, syntax.scan(src).0);
+                prop_assert_eq!(&kept.regions, &all.regions, "{}", f.name());
+                prop_assert_eq!(&kept.problems, &all.problems, "{}", f.name());
+                prop_assert_eq!(&kept.marker_lines, &all.marker_lines, "{}", f.name());
+                prop_assert_eq!(kept.near_misses.len(), all.near_misses.len());
             }
         }
     }
