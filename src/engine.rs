@@ -435,11 +435,15 @@ fn read_only_bytes(path: &Path, src: Vec<u8>, opts: &EditOptions, check: bool) -
         }
         return out;
     }
-    let doc = Document::parse_with(&src, f.syntax(), opts.plan.foreign.as_ref());
+    // Only the regions and problems are kept; the lexer's records go before the report is
+    // made (a file can hold hundreds of thousands of markers).
+    let Document {
+        regions, problems, ..
+    } = Document::parse_with(&src, f.syntax(), opts.plan.foreign.as_ref());
     let mut out = FileOutcome::new(path, Some(f));
-    out.regions = report::regions(&doc.regions, &[]);
-    out.problem_lines = problem_lines(&src, &doc.problems);
-    out.problems = doc.problems;
+    out.regions = report::regions_as_read(regions);
+    out.problem_lines = problem_lines(&src, &problems);
+    out.problems = problems;
     out.found = check && !out.problems.is_empty();
     out
 }

@@ -55,10 +55,10 @@ pub struct RegionReport {
     pub begin_line: usize,
     /// Line of the END marker.
     pub end_line: usize,
-    /// pristine, drifted or unhashed.
-    pub state: String,
+    /// pristine, drifted, unhashed or removed.
+    pub state: &'static str,
     /// What the command did.
-    pub action: String,
+    pub action: &'static str,
 }
 
 /// One problem's entry.
@@ -85,6 +85,22 @@ impl From<&Problem> for ProblemReport {
     }
 }
 
+/// Region entries of a file read and left as it is (`list`, `check`): the regions are
+/// taken, not copied, since a file can hold hundreds of thousands.
+pub(crate) fn regions_as_read(regions: Vec<Region>) -> Vec<RegionReport> {
+    regions
+        .into_iter()
+        .map(|r| RegionReport {
+            begin_line: r.begin.line_no,
+            end_line: r.end.line_no,
+            state: r.state.as_str(),
+            action: Action::Unchanged.as_str(),
+            owner: r.id.owner,
+            name: r.id.name,
+        })
+        .collect()
+}
+
 /// Region entries for `regions` (of the file after the command), with the actions of `outcomes`;
 /// removed regions are listed with the lines they had, and regions deleted by hand and left
 /// out (`--respect-removals`) with state `removed`, action `kept-drifted` and lines 0.
@@ -97,13 +113,12 @@ pub(crate) fn regions(regions: &[Region], outcomes: &[Outcome]) -> Vec<RegionRep
             name: r.id.name.clone(),
             begin_line: r.begin.line_no,
             end_line: r.end.line_no,
-            state: r.state.as_str().to_owned(),
+            state: r.state.as_str(),
             action: outcomes
                 .iter()
                 .find(|o| o.id == r.id)
                 .map_or(Action::Unchanged, |o| o.action)
-                .as_str()
-                .to_owned(),
+                .as_str(),
         })
         .collect();
     for o in outcomes {
@@ -116,8 +131,8 @@ pub(crate) fn regions(regions: &[Region], outcomes: &[Outcome]) -> Vec<RegionRep
                 name: o.id.name.clone(),
                 begin_line: b,
                 end_line: e,
-                state: "removed".to_owned(),
-                action: o.action.as_str().to_owned(),
+                state: "removed",
+                action: o.action.as_str(),
             });
         }
     }
