@@ -139,7 +139,7 @@ fn a_second_apply_changes_nothing_and_writes_nothing() {
     assert!(has(&actions(&o), ".env", "api", "inserted"));
     assert!(h.read(".bashrc").starts_with(USER));
     assert!(
-        h.state().join("files").is_dir(),
+        h.state().join("dirs").is_dir(),
         "the state store is written"
     );
     for f in [".bashrc", ".env"] {
@@ -378,8 +378,8 @@ fn without_the_state_store_nothing_is_lost_or_duplicated() {
     }
     assert!(now.contains("z hook --mine") && now.starts_with(USER));
     // A store that is there but corrupt counts as missing.
-    std::fs::write(h.state().join("files").join("x.json"), "{").expect("write");
-    let files = std::fs::read_dir(h.state().join("files")).expect("files");
+    std::fs::write(h.state().join("dirs").join("x.json"), "{").expect("write");
+    let files = std::fs::read_dir(h.state().join("dirs")).expect("records");
     for f in files.flatten() {
         std::fs::write(f.path(), "{not json").expect("corrupt");
     }
@@ -560,7 +560,7 @@ fn merge_works_for_set_and_sync_too() {
 }
 
 #[test]
-fn a_crash_between_two_files_leaves_each_old_or_new_and_the_next_run_converges() {
+fn a_crash_while_files_are_staged_leaves_each_old_or_new_and_the_next_run_converges() {
     let h = Home::new();
     std::fs::create_dir_all(h.home().join("fast")).expect("mkdir");
     std::fs::create_dir_all(h.home().join("slow")).expect("mkdir");
@@ -573,12 +573,15 @@ fn a_crash_between_two_files_leaves_each_old_or_new_and_the_next_run_converges()
     h.put_home("fast/a.sh", "echo old\n");
     h.put_home("slow/b.sh", "echo old\n");
     let home = h.home();
+    let started = home.join("validating");
+    // The slow file's validation says it started, then takes long: the run is killed while
+    // the fast file's new bytes are staged (or already in place).
     let mut child = std::process::Command::new(util::bin())
         .args([
             "apply",
             "m/m.toml",
             "--validate",
-            "sh -c 'case \"$1\" in *slow*) sleep 3;; esac' sh %s",
+            "sh -c 'case \"$1\" in *slow*) : > \"$HOME/validating\"; sleep 3;; esac' sh %s",
         ])
         .current_dir(h.tmp.path())
         .env("HOME", &home)
@@ -588,35 +591,48 @@ fn a_crash_between_two_files_leaves_each_old_or_new_and_the_next_run_converges()
         .spawn()
         .expect("spawn");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !h.read("fast/a.sh").contains("echo new") {
+    while !started.exists() {
         assert!(
             std::time::Instant::now() < deadline,
-            "the fast file was never written"
+            "the slow file's validation never started"
         );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     child.kill().expect("SIGKILL");
     let _ = child.wait();
-    let b = h.read("slow/b.sh");
+    std::fs::remove_file(&started).expect("rm");
+    let new = |f: &str| {
+        let t = h.read(f);
+        t.starts_with("echo old\n# BEGIN ZYLOS MANAGED n hash=")
+            && t.ends_with("echo new\n# END ZYLOS MANAGED n\n")
+    };
+    for f in ["fast/a.sh", "slow/b.sh"] {
+        assert!(h.read(f) == "echo old\n" || new(f), "{f}: {}", h.read(f));
+    }
     assert_eq!(
-        b, "echo old\n",
+        h.read("slow/b.sh"),
+        "echo old\n",
         "killed before its commit: the slow file is old"
-    );
-    let a = h.read("fast/a.sh");
-    assert!(
-        a.starts_with("echo old\n# BEGIN ZYLOS MANAGED n hash=")
-            && a.ends_with("echo new\n# END ZYLOS MANAGED n\n"),
-        "{a}"
     );
     let o = h.apply_ok(&["--json"]);
     let acts = actions(&o);
-    assert!(
-        has(&acts, "a.sh", "n", "unchanged") && has(&acts, "b.sh", "n", "inserted"),
-        "{acts:?}"
-    );
-    assert_eq!(h.read("slow/b.sh"), a);
+    assert!(has(&acts, "b.sh", "n", "inserted"), "{acts:?}");
+    assert!(new("fast/a.sh") && new("slow/b.sh"));
+    assert_eq!(h.read("slow/b.sh"), h.read("fast/a.sh"));
     let o = h.apply_ok(&["--json"]);
     assert!(actions(&o).iter().all(|(_, _, x)| x == "unchanged"));
+    for d in ["fast", "slow"] {
+        let left: Vec<_> = std::fs::read_dir(home.join(d))
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| n.to_string_lossy().contains("demarcate-tmp"))
+            .collect();
+        assert!(
+            left.is_empty(),
+            "temporary files of the killed run stay: {left:?}"
+        );
+    }
 }
 
 #[test]

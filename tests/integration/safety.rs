@@ -502,18 +502,26 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Everything the state store under `store` holds, as text (its records hold the bodies).
+fn store_text(store: &Path) -> String {
+    files_under(store)
+        .iter()
+        .map(|p| std::fs::read_to_string(p).expect("read"))
+        .collect()
+}
+
 #[test]
 fn env_bodies_are_kept_only_for_a_merge_and_go_with_their_region() {
     let dir = tempfile::tempdir().expect("tmp");
     std::fs::write(dir.path().join(".env"), "USER_KEY=1\n").expect("write");
-    let bodies = dir.path().join(".state/demarcate/bodies");
+    let store = dir.path().join(".state/demarcate");
     let secret = |v: &str| format!("API_TOKEN={v}");
     let o = util::run(dir.path(), &args(&set(".env", &secret("s3cr3t"))));
     assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = store_text(&store);
     assert!(
-        files_under(&bodies).is_empty(),
-        "{:?}",
-        files_under(&bodies)
+        !text.is_empty() && !text.contains("s3cr3t"),
+        "the region is recorded, its body is not: {text}"
     );
     let o = util::run(
         dir.path(),
@@ -524,24 +532,15 @@ fn env_bodies_are_kept_only_for_a_merge_and_go_with_their_region() {
         .concat(),
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let kept = files_under(&bodies);
-    assert_eq!(kept.len(), 1, "{kept:?}");
-    assert!(
-        std::fs::read_to_string(&kept[0])
-            .expect("read")
-            .contains("rotated")
-    );
+    let text = store_text(&store);
+    assert_eq!(text.matches("API_TOKEN=").count(), 1, "{text}");
+    assert!(text.contains("API_TOKEN=rotated"), "{text}");
     let o = util::run(
         dir.path(),
         &["remove", ".env", "--owner", "ZYLOS", "--name", "n"],
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    assert!(
-        files_under(&bodies).is_empty(),
-        "{:?}",
-        files_under(&bodies)
-    );
-    assert!(files_under(&dir.path().join(".state/demarcate/files")).is_empty());
+    assert!(files_under(&store).is_empty(), "{:?}", files_under(&store));
 }
 
 #[test]
@@ -553,18 +552,16 @@ fn shell_bodies_follow_their_regions_and_the_store_is_private() {
         let o = util::run(dir.path(), &args(&set("rc.sh", &format!("echo {v}"))));
         assert_eq!(code(&o), 0, "{}", stderr(&o));
     }
-    let bodies = files_under(&store.join("bodies"));
-    assert_eq!(bodies.len(), 1, "old bodies stay: {bodies:?}");
+    let text = store_text(&store);
     assert!(
-        std::fs::read_to_string(&bodies[0])
-            .expect("read")
-            .contains("three")
+        text.contains("echo three") && !text.contains("echo one") && !text.contains("echo two"),
+        "old bodies stay: {text}"
     );
     for p in files_under(&store) {
         let m = std::fs::metadata(&p).expect("meta").permissions().mode();
         assert_eq!(m & 0o777, 0o600, "{}", p.display());
     }
-    for d in [store.clone(), store.join("files"), store.join("bodies")] {
+    for d in [store.clone(), store.join("dirs")] {
         let m = std::fs::metadata(&d).expect("meta").permissions().mode();
         assert_eq!(m & 0o777, 0o700, "{}", d.display());
     }
