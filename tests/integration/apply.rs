@@ -728,3 +728,172 @@ fn many_files_converge_in_parallel_without_a_progress_bar_when_piped() {
     );
     assert!(files.iter().all(|f| f["changed"] == false));
 }
+
+/// Files of the kill test: `n` small shell files in `dirs` folders of `home`, each with its
+/// user's lines (the old content).
+fn kill_test_files(home: &Path, n: usize, dirs: usize) -> Vec<(PathBuf, String)> {
+    (0..n)
+        .map(|i| {
+            let d = home.join(format!("d{}", i % dirs));
+            std::fs::create_dir_all(&d).expect("mkdir");
+            let p = d.join(format!("f{i}.sh"));
+            let old = format!("# user file {i}\nalias a{i}='ls -l'\n");
+            std::fs::write(&p, &old).expect("write");
+            (p, old)
+        })
+        .collect()
+}
+
+/// A manifest giving each of the kill test's files one region, of release `version`.
+fn kill_test_manifest(path: &Path, n: usize, dirs: usize, version: u32) {
+    let mut m = String::from("owner = \"ZYLOS\"\n");
+    for i in 0..n {
+        m.push_str(&format!(
+            "[[block]]\npath = \"~/d{}/f{i}.sh\"\nname = \"hook\"\ncontent = \"export Z_{i}={version}\"\n",
+            i % dirs
+        ));
+    }
+    std::fs::write(path, m).expect("manifest");
+}
+
+fn apply_in(home: &Path, manifest: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new(util::bin());
+    c.arg("apply")
+        .arg(manifest)
+        .arg("-q")
+        .env("HOME", home)
+        .env_remove("XDG_STATE_HOME")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    c
+}
+
+/// `apply` over 1,000 files killed (SIGKILL) at random points, round after round, each
+/// round switching the release: after every kill each file holds exactly its old or its new
+/// bytes (never empty, never partial, never a mix); a run after the last kill converges
+/// every file to the new bytes, and the run after it changes nothing and leaves no
+/// temporary file behind.
+#[test]
+fn apply_killed_at_random_points_leaves_every_file_old_or_new() {
+    const N: usize = 1_000;
+    const DIRS: usize = 10;
+    const ROUNDS: u32 = 8;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let manifests: Vec<PathBuf> = (1..=2)
+        .map(|v| {
+            let p = tmp.path().join(format!("m{v}.toml"));
+            kill_test_manifest(&p, N, DIRS, v);
+            p
+        })
+        .collect();
+    // What each release makes of the files, from an uninterrupted run (and how long a run
+    // takes, to kill at points all along it).
+    let reference = tmp.path().join("reference");
+    let files = kill_test_files(&reference, N, DIRS);
+    let started = std::time::Instant::now();
+    let ok = apply_in(&reference, &manifests[0]).status().expect("run");
+    let full = started.elapsed();
+    assert!(ok.success());
+    let read = |p: &Path| std::fs::read_to_string(p).expect("read");
+    let mut releases: Vec<Vec<String>> = vec![files.iter().map(|(p, _)| read(p)).collect()];
+    assert!(
+        apply_in(&reference, &manifests[1])
+            .status()
+            .expect("run")
+            .success()
+    );
+    releases.push(files.iter().map(|(p, _)| read(p)).collect());
+    assert!(releases[0][0].contains("export Z_0=1") && releases[1][0].contains("export Z_0=2"));
+    let home = tmp.path().join("home");
+    let files = kill_test_files(&home, N, DIRS);
+    let mut now: Vec<String> = files.iter().map(|(_, old)| old.clone()).collect();
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0x9e37_79b9, |d| d.subsec_nanos())
+        | 1;
+    let mut random = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed
+    };
+    let span = u32::try_from(full.as_millis() * 6 / 5)
+        .unwrap_or(u32::MAX)
+        .max(20);
+    let mut mixed = 0;
+    for round in 0..ROUNDS {
+        let v = (round % 2) as usize;
+        let mut child = apply_in(&home, &manifests[v]).spawn().expect("spawn");
+        let t0 = std::time::Instant::now();
+        if round % 2 == 0 {
+            // Anywhere in the run.
+            std::thread::sleep(std::time::Duration::from_millis(u64::from(random() % span)));
+        } else {
+            // While files are being renamed: once one of a sample has changed, a little later.
+            let due: Vec<usize> = (0..N).filter(|&i| now[i] != releases[v][i]).collect();
+            let sample: Vec<usize> = due.iter().step_by(due.len() / 50 + 1).copied().collect();
+            while matches!(child.try_wait(), Ok(None))
+                && sample
+                    .iter()
+                    .all(|&i| std::fs::read_to_string(&files[i].0).is_ok_and(|t| t == now[i]))
+            {
+                std::thread::sleep(std::time::Duration::from_micros(500));
+            }
+            std::thread::sleep(std::time::Duration::from_micros(u64::from(
+                random() % 20_000,
+            )));
+        }
+        let _ = child.kill();
+        let delay = t0.elapsed();
+        let _ = child.wait();
+        let mut new = 0;
+        for (i, (p, _)) in files.iter().enumerate() {
+            let got = read(p);
+            assert!(
+                got == now[i] || got == releases[v][i],
+                "round {round} (killed after {delay:?}): {} is neither its old nor its new \
+                 content:\n{got:?}",
+                p.display()
+            );
+            new += usize::from(got == releases[v][i] && got != now[i]);
+            now[i] = got;
+        }
+        mixed += usize::from(new > 0 && new < N);
+        eprintln!("round {round}: killed after {delay:?}, {new} of {N} files new");
+    }
+    eprintln!("{mixed} of {ROUNDS} rounds were killed between files");
+    let last = ((ROUNDS - 1) % 2) as usize;
+    assert!(
+        apply_in(&home, &manifests[last])
+            .status()
+            .expect("run")
+            .success()
+    );
+    for (i, (p, _)) in files.iter().enumerate() {
+        assert_eq!(
+            read(p),
+            releases[last][i],
+            "{} did not converge",
+            p.display()
+        );
+    }
+    let home_s = home.to_str().expect("UTF-8");
+    let m = manifests[last].to_str().expect("UTF-8");
+    let o = util::run_env(tmp.path(), &["apply", m, "--json"], &[("HOME", home_s)]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        json(&o)["files"]
+            .as_array()
+            .is_some_and(|f| f.len() == N && f.iter().all(|f| f["changed"] == false)),
+        "a third run changes nothing"
+    );
+    for d in 0..DIRS {
+        let left: Vec<_> = std::fs::read_dir(home.join(format!("d{d}")))
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| n.to_string_lossy().contains("demarcate-tmp"))
+            .collect();
+        assert!(left.is_empty(), "temporary files stay: {left:?}");
+    }
+}
