@@ -15,6 +15,11 @@
 //! 7. [`Staged::commit`] renames the temporary file over the target and then checks the old
 //!    file (still open) for bytes written to it after the read: [`Committed::Changed`] hands
 //!    back what the file holds now, so the caller redoes its edit on that.
+//!
+//! A batch of many files (`apply`) splits the same steps: [`lock_dir`] once per directory,
+//! [`stage`] without a sync, [`Snapshot::release`] (the old file closed; the commit opens it
+//! again and checks it is the same file), one [`sync_file_system`], [`Staged::rename`] per
+//! file, one [`sync_dir`] per directory, then [`Following::finish`] per file.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -424,28 +429,53 @@ fn refuse_special(path: &Path, meta: &std::fs::Metadata) -> Result<(), IoError> 
 /// else than a regular file (after following symlinks) is refused before it is opened; the
 /// open itself does not block (a FIFO swapped in meanwhile) and its result is checked again.
 fn open_regular(path: &Path) -> Result<Option<(File, Vec<u8>)>, IoError> {
+    Ok(open_regular_id(path)?.map(|(f, b, _)| (f, b)))
+}
+
+/// [`open_regular`], with the file's device and inode (from the same `fstat`).
+fn open_regular_id(path: &Path) -> Result<Option<(File, Vec<u8>, (u64, u64))>, IoError> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(at(path, e)),
     };
     refuse_special(path, &meta)?;
-    let mut file = std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
         .map_err(|e| at(path, e))?;
     let meta = file.metadata().map_err(|e| at(path, e))?;
     refuse_special(path, &meta)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0).saturating_add(1));
-    file.read_to_end(&mut bytes).map_err(|e| at(path, e))?;
+    let len = usize::try_from(meta.len()).unwrap_or(0);
+    let bytes = read_sized(&file, len).map_err(|e| at(path, e))?;
     if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
         return Err(IoError::Utf16(path.to_path_buf()));
     }
     if memchr::memchr(0, &bytes).is_some() {
         return Err(IoError::Binary(path.to_path_buf()));
     }
-    Ok(Some((file, bytes)))
+    Ok(Some((file, bytes, (meta.dev(), meta.ino()))))
+}
+
+/// Reads an open file of about `len` bytes to its end, from where it stands: the buffer is
+/// sized once (`read_to_end` would ask the size and position again).
+fn read_sized(mut file: &File, len: usize) -> std::io::Result<Vec<u8>> {
+    let mut bytes = vec![0u8; len.saturating_add(1)];
+    let mut filled = 0;
+    loop {
+        if filled == bytes.len() {
+            bytes.resize(bytes.len().saturating_mul(2).max(4096), 0);
+        }
+        match file.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    bytes.truncate(filled);
+    Ok(bytes)
 }
 
 /// Reads a file; `None` when it does not exist.
@@ -476,13 +506,9 @@ pub(crate) struct Snapshot {
 /// # Errors
 /// As [`read`].
 pub(crate) fn snapshot(path: &Path) -> Result<(Snapshot, Option<Vec<u8>>), IoError> {
-    let (file, bytes) = match open_regular(path)? {
-        Some((f, b)) => (Some(f), Some(b)),
-        None => (None, None),
-    };
-    let id = match &file {
-        Some(f) => Some(id_of(f).map_err(|e| at(path, e))?),
-        None => None,
+    let (file, bytes, id) = match open_regular_id(path)? {
+        Some((f, b, id)) => (Some(f), Some(b), Some(id)),
+        None => (None, None, None),
     };
     Ok((
         Snapshot {
@@ -579,7 +605,7 @@ fn starts_with(file: &File, bytes: &[u8]) -> std::io::Result<bool> {
     if file.metadata()?.len() < bytes.len() as u64 {
         return Ok(false);
     }
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = vec![0u8; bytes.len().clamp(1, 64 * 1024)];
     let mut pos = 0;
     loop {
         let want = (bytes.len() - pos).min(buf.len());
@@ -609,7 +635,7 @@ fn read_all_at(file: &File) -> std::io::Result<Vec<u8>> {
 fn read_from(file: &File, start: usize) -> std::io::Result<Vec<u8>> {
     let len = usize::try_from(file.metadata()?.len()).unwrap_or(0);
     let mut out = Vec::with_capacity(len.saturating_sub(start));
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = vec![0u8; len.saturating_sub(start).clamp(512, 64 * 1024)];
     loop {
         match file.read_at(&mut buf, (start + out.len()) as u64) {
             Ok(0) => return Ok(out),
@@ -1359,6 +1385,41 @@ mod tests {
         let old = read.file.ok_or("open")?;
         assert_eq!(follow_appends(&old, seen.len(), &f, new)?, seen.len() + 2);
         assert_eq!(std::fs::read(&f)?, b"C\ny\n");
+        Ok(())
+    }
+
+    #[test]
+    fn a_released_snapshot_sees_writes_made_before_the_commit()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let f = dir.path().join("log");
+        // Appended to while released: the bytes are carried over.
+        std::fs::write(&f, "a\n")?;
+        let (mut read, seen) = snapshot(&f)?;
+        let s = stage(&f, b"a\nB\n".to_vec(), &read, false)?;
+        read.release();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&f)?
+            .write_all(b"x\n")?;
+        s.sync()?;
+        commit_done(s, read, &seen.ok_or("exists")?)?;
+        assert_eq!(std::fs::read(&f)?, b"a\nB\nx\n");
+        // Replaced by another file while released (an editor's save): nothing is written,
+        // the new file comes back.
+        let (mut read, seen) = snapshot(&f)?;
+        let s = stage(&f, b"C\n".to_vec(), &read, false)?;
+        read.release();
+        let other = dir.path().join("other");
+        std::fs::write(&other, "a\nB\nx\n")?;
+        std::fs::rename(&other, &f)?;
+        let Committed::Changed(_, now) = s.commit(read, &seen.ok_or("exists")?)? else {
+            return Err("a replaced file must be seen".into());
+        };
+        assert_eq!(now.as_deref(), Some(&b"a\nB\nx\n"[..]));
+        assert_eq!(std::fs::read(&f)?, b"a\nB\nx\n");
+        let left = std::fs::read_dir(dir.path())?.count();
+        assert_eq!(left, 1, "the temporary file is removed");
         Ok(())
     }
 
