@@ -433,7 +433,7 @@ fn open_regular(path: &Path) -> Result<Option<(File, Vec<u8>)>, IoError> {
 }
 
 /// [`open_regular`], with the file's device and inode (from the same `fstat`).
-fn open_regular_id(path: &Path) -> Result<Option<(File, Vec<u8>, (u64, u64))>, IoError> {
+fn open_regular_id(path: &Path) -> Result<Option<(File, Vec<u8>, FileId)>, IoError> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -521,8 +521,11 @@ pub(crate) fn snapshot(path: &Path) -> Result<(Snapshot, Option<Vec<u8>>), IoErr
     ))
 }
 
+/// A file's device and inode.
+type FileId = (u64, u64);
+
 /// The device and inode of an open file.
-fn id_of(f: &File) -> std::io::Result<(u64, u64)> {
+fn id_of(f: &File) -> std::io::Result<FileId> {
     let m = f.metadata()?;
     Ok((m.dev(), m.ino()))
 }
