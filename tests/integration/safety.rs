@@ -193,6 +193,67 @@ fn lines_appended_by_another_program_during_edits_are_never_lost() {
 }
 
 #[test]
+fn lines_appended_during_a_batched_apply_are_never_lost() {
+    // The same appender as above, while `apply` rewrites the file among 200 others of its
+    // directory in one batch (read, staged, synced, renamed and followed apart in time).
+    let dir = tempfile::tempdir().expect("tmp");
+    let file = dir.path().join("log.sh");
+    std::fs::write(&file, "# appended below\n").expect("write");
+    let others = 200;
+    for i in 0..others {
+        std::fs::write(dir.path().join(format!("f{i}.sh")), "echo\n").expect("write");
+    }
+    let manifest = |run: usize| {
+        let mut m = String::from("owner = \"ZYLOS\"\n");
+        for name in std::iter::once("log".to_owned()).chain((0..others).map(|i| format!("f{i}"))) {
+            m.push_str(&format!(
+                "[[block]]\npath = \"{name}.sh\"\nname = \"n\"\ncontent = \"echo run {run}\"\n"
+            ));
+        }
+        std::fs::write(dir.path().join("m.toml"), m).expect("manifest");
+    };
+    let lines = 600;
+    let mut appender = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "i=0; while [ $i -lt {lines} ]; do echo \"echo line $i\" >> log.sh; \
+             i=$((i+1)); sleep 0.002; done"
+        ))
+        .current_dir(dir.path())
+        .spawn()
+        .expect("sh starts");
+    let (mut runs, mut written, mut refused) = (0, 0, Vec::new());
+    while appender.try_wait().expect("wait").is_none() {
+        manifest(runs);
+        let o = util::run(dir.path(), &["apply", "m.toml", "--json"]);
+        runs += 1;
+        match code(&o) {
+            0 => written += 1,
+            // Failing loudly is allowed (for the appended file only); losing a line is not.
+            2 => {
+                assert!(stderr(&o).contains("log.sh"), "{}", stderr(&o));
+                refused.push(stderr(&o));
+            }
+            c => panic!("exit {c}: {}", stderr(&o)),
+        }
+    }
+    assert!(appender.wait().expect("wait").success());
+    println!("{runs} runs, {written} wrote, {} refused", refused.len());
+    let text = std::fs::read_to_string(&file).expect("read");
+    for i in 0..lines {
+        let line = format!("echo line {i}\n");
+        assert_eq!(
+            text.matches(&line).count(),
+            1,
+            "line {i} lost or doubled after {runs} runs ({refused:?}):\n{text}"
+        );
+    }
+    assert!(written >= 3, "only {written} of {runs} runs wrote");
+    let o = util::run(dir.path(), &["check", "log.sh"]);
+    assert_eq!(code(&o), 0, "the result is damaged: {}", stderr(&o));
+}
+
+#[test]
 fn validate_never_lets_a_shell_read_the_path() {
     let dir = tempfile::tempdir().expect("tmp");
     let name = "e$(touch PWNED).sh";
