@@ -369,17 +369,18 @@ impl<'a> Document<'a> {
         let wanted = |in_region: &mut dyn FnMut(usize) -> Option<usize>, k: &crate::lex::Key| {
             policy == KeyPolicy::AnyDuplicate || in_region(k.name.start).is_some()
         };
-        // Equal hashes are grouped by a counting sort on the hash's top bits (at most 2^14
-        // buckets, so the counters stay in cache), then a sort of each bucket (a few hundred
-        // keys, in cache): cheaper than sorting millions of pairs, and 8 bytes per key (the
-        // low half of the hash and the index); a collision of those bits is resolved by
-        // comparing names below.
+        // Equal hashes are grouped by a counting sort on the hash's top bits (at most 2^10
+        // buckets, so the counters and the lines being written to stay in cache: more
+        // buckets made the scatter miss the cache on every key), then each bucket (a few
+        // thousand keys) is searched for equal hashes with a bitmap: cheaper than sorting
+        // millions of pairs, and 8 bytes per key (the low half of the hash and the index); a
+        // collision of those bits is resolved by comparing names below.
         let count = {
             let mut in_region = region_cursor();
             keys.iter().filter(|k| wanted(&mut in_region, k)).count()
         };
-        let bits = (count / 256)
-            .clamp(1, 1 << 14)
+        let bits = (count / 4096)
+            .clamp(1, 1 << 10)
             .next_power_of_two()
             .trailing_zeros();
         let bucket = |h: u64| {
@@ -421,15 +422,31 @@ impl<'a> Document<'a> {
         drop(next);
         let mut region_of = region_cursor();
         let mut found = Vec::new();
+        // Most buckets hold no two equal hashes: a bitmap of a few low bits of each hash (in
+        // cache) finds the only keys that can share one, and only those are sorted.
+        let mut seen = Bitmap::default();
+        let mut twice = Bitmap::default();
+        let mut shared: Vec<(u32, u32)> = Vec::new();
         for b in 0..starts.len() - 1 {
-            let Some(run) = order.get_mut(starts[b] as usize..starts[b + 1] as usize) else {
+            let Some(run) = order.get(starts[b] as usize..starts[b + 1] as usize) else {
                 continue;
             };
             if run.len() < 2 {
                 continue;
             }
-            run.sort_unstable();
-            for run in run.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
+            for &(low, _) in run {
+                if seen.insert(low) {
+                    twice.insert(low);
+                }
+            }
+            shared.clear();
+            shared.extend(run.iter().filter(|(low, _)| twice.has(*low)));
+            for &(low, _) in run {
+                seen.remove(low);
+                twice.remove(low);
+            }
+            shared.sort_unstable();
+            for run in shared.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
                 // Within one hash, group the keys that really are equal (collisions are not).
                 let mut rest: Vec<usize> = run.iter().map(|&(_, i)| i as usize).collect();
                 while let Some(&first) = rest.first() {
@@ -488,6 +505,50 @@ impl<'a> Document<'a> {
                 )
                 .help("readers disagree on which value wins: keep one of them"),
             );
+        }
+    }
+}
+
+/// A set of the low [`Bitmap::BITS`] bits of 32-bit hashes, small enough to stay in cache.
+struct Bitmap(Vec<u64>);
+
+impl Default for Bitmap {
+    fn default() -> Self {
+        Self(vec![0; (1 << Self::BITS) / 64])
+    }
+}
+
+impl Bitmap {
+    /// How many low bits of a hash are kept.
+    const BITS: u32 = 16;
+
+    /// The word and bit of `h`.
+    const fn at(h: u32) -> (usize, u64) {
+        let b = h & ((1 << Self::BITS) - 1);
+        ((b / 64) as usize, 1 << (b % 64))
+    }
+
+    /// Adds `h`; true when it was there already.
+    fn insert(&mut self, h: u32) -> bool {
+        let (w, bit) = Self::at(h);
+        self.0.get_mut(w).is_some_and(|word| {
+            let had = *word & bit != 0;
+            *word |= bit;
+            had
+        })
+    }
+
+    /// Whether `h` is there.
+    fn has(&self, h: u32) -> bool {
+        let (w, bit) = Self::at(h);
+        self.0.get(w).is_some_and(|word| word & bit != 0)
+    }
+
+    /// Removes `h`.
+    fn remove(&mut self, h: u32) {
+        let (w, bit) = Self::at(h);
+        if let Some(word) = self.0.get_mut(w) {
+            *word &= !bit;
         }
     }
 }
@@ -862,6 +923,39 @@ mod tests {
         assert!(dups[1].2.contains("on line 5001"), "{}", dups[1].2);
         assert_eq!((dups[2].0, dups[2].1), (10_003, 1));
         assert!(dups[2].2.contains("on line 78"), "{}", dups[2].2);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// The bucketed search reports what a map of first assignments would: every
+        /// assignment of a key after its first, with the first one's line.
+        #[test]
+        fn duplicate_keys_match_a_map_of_first_lines(
+            picks in proptest::collection::vec(0u32..6000, 1..9000)
+        ) {
+            let src: String = picks.iter().map(|k| format!("K{k}=1\n")).collect();
+            let doc = Document::parse(src.as_bytes(), Format::Env.syntax());
+            let got: Vec<(usize, String)> = doc
+                .problems
+                .iter()
+                .filter(|p| p.kind == ProblemKind::DuplicateKey)
+                .map(|p| (p.line, p.message.clone()))
+                .collect();
+            let mut first = std::collections::HashMap::new();
+            let mut want = Vec::new();
+            for (i, k) in picks.iter().enumerate() {
+                match first.get(k) {
+                    Some(line) => {
+                        want.push((i + 1, format!("`K{k}` is also assigned on line {line}")));
+                    }
+                    None => {
+                        first.insert(*k, i + 1);
+                    }
+                }
+            }
+            prop_assert_eq!(got, want);
+        }
     }
 }
 
