@@ -373,8 +373,9 @@ impl<'a> Document<'a> {
         // buckets, so the counters and the lines being written to stay in cache: more
         // buckets made the scatter miss the cache on every key), then each bucket (a few
         // thousand keys) is searched for equal hashes with a bitmap: cheaper than sorting
-        // millions of pairs, and 8 bytes per key (the low half of the hash and the index); a
-        // collision of those bits is resolved by comparing names below.
+        // millions of pairs, and 4 bytes per key (the low half of the hash). Only the keys
+        // whose hash repeats are then found again, with their indexes; a collision of the
+        // hashes is resolved by comparing names below.
         let count = {
             let mut in_region = region_cursor();
             keys.iter().filter(|k| wanted(&mut in_region, k)).count()
@@ -400,33 +401,33 @@ impl<'a> Document<'a> {
         for b in 1..starts.len() {
             starts[b] += starts[b - 1];
         }
+        // The bucket and the low half of a hash: equal for equal keys.
+        let tag = |h: u64| -> u64 { ((bucket(h) as u64) << 32) | (h & u64::from(u32::MAX)) };
+        // Truncation intended: the low half of the hash.
+        #[allow(clippy::cast_possible_truncation)]
+        let low = |h: u64| h as u32;
         let mut next = starts.clone();
-        let mut order = vec![(0u32, 0u32); count];
+        let mut order = vec![0u32; count];
         {
             let mut in_region = region_cursor();
-            for (i, k) in keys.iter().enumerate() {
-                if !wanted(&mut in_region, k) {
-                    continue;
-                }
+            for k in keys.iter().filter(|k| wanted(&mut in_region, k)) {
                 let h = hash_of(k);
                 let slot = &mut next[bucket(h)];
                 if let Some(o) = order.get_mut(*slot as usize) {
-                    // Truncation intended: the low half of the hash.
-                    #[allow(clippy::cast_possible_truncation)]
-                    let low = h as u32;
-                    *o = (low, u32::try_from(i).unwrap_or(u32::MAX));
+                    *o = low(h);
                 }
                 *slot += 1;
             }
         }
         drop(next);
-        let mut region_of = region_cursor();
-        let mut found = Vec::new();
         // Most buckets hold no two equal hashes: a bitmap of a few low bits of each hash (in
-        // cache) finds the only keys that can share one, and only those are sorted.
+        // cache) finds the only ones that can repeat, and only those are sorted. The hashes
+        // that do repeat are kept (as bucket and low half); usually there are none, and the
+        // keys need no second look.
         let mut seen = Bitmap::default();
         let mut twice = Bitmap::default();
-        let mut shared: Vec<(u32, u32)> = Vec::new();
+        let mut maybe: Vec<u32> = Vec::new();
+        let mut repeated: Vec<u64> = Vec::new();
         for b in 0..starts.len() - 1 {
             let Some(run) = order.get(starts[b] as usize..starts[b + 1] as usize) else {
                 continue;
@@ -434,48 +435,72 @@ impl<'a> Document<'a> {
             if run.len() < 2 {
                 continue;
             }
-            for &(low, _) in run {
-                if seen.insert(low) {
-                    twice.insert(low);
+            for &l in run {
+                if seen.insert(l) {
+                    twice.insert(l);
                 }
             }
-            shared.clear();
-            shared.extend(run.iter().filter(|(low, _)| twice.has(*low)));
-            for &(low, _) in run {
-                seen.remove(low);
-                twice.remove(low);
+            maybe.clear();
+            maybe.extend(run.iter().filter(|&&l| twice.has(l)));
+            for &l in run {
+                seen.remove(l);
+                twice.remove(l);
             }
-            shared.sort_unstable();
-            for run in shared.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
-                // Within one hash, group the keys that really are equal (collisions are not).
-                let mut rest: Vec<usize> = run.iter().map(|&(_, i)| i as usize).collect();
-                while let Some(&first) = rest.first() {
-                    let same = |i: &usize| {
-                        keys[*i].name.of(src) == keys[first].name.of(src)
-                            && keys[*i].context == keys[first].context
+            maybe.sort_unstable();
+            for same in maybe.chunk_by(|a, b| a == b).filter(|r| r.len() > 1) {
+                repeated.push(((b as u64) << 32) | u64::from(same[0]));
+            }
+        }
+        drop(order);
+        if repeated.is_empty() {
+            return;
+        }
+        repeated.sort_unstable();
+        // The keys whose hash repeats, by hash and then index.
+        let mut shared: Vec<(u64, u32)> = Vec::new();
+        {
+            let mut in_region = region_cursor();
+            for (i, k) in keys.iter().enumerate() {
+                if !wanted(&mut in_region, k) {
+                    continue;
+                }
+                let t = tag(hash_of(k));
+                if repeated.binary_search(&t).is_ok() {
+                    shared.push((t, u32::try_from(i).unwrap_or(u32::MAX)));
+                }
+            }
+        }
+        drop(repeated);
+        shared.sort_unstable();
+        let mut region_of = region_cursor();
+        let mut found = Vec::new();
+        for run in shared.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
+            // Within one hash, group the keys that really are equal (collisions are not).
+            let mut rest: Vec<usize> = run.iter().map(|&(_, i)| i as usize).collect();
+            while let Some(&first) = rest.first() {
+                let same = |i: &usize| {
+                    keys[*i].name.of(src) == keys[first].name.of(src)
+                        && keys[*i].context == keys[first].context
+                };
+                let (group, others): (Vec<usize>, Vec<usize>) = rest.iter().partition(|i| same(i));
+                rest = others;
+                let first_at = keys[first].name.start;
+                let first_region = region_of(first_at);
+                for &i in &group[1..] {
+                    let at = keys[i].name.start;
+                    let report = match policy {
+                        KeyPolicy::AnyDuplicate => true,
+                        KeyPolicy::AcrossOwners => match (first_region, region_of(at)) {
+                            (Some(a), Some(b)) => regions[a].id.owner != regions[b].id.owner,
+                            _ => false,
+                        },
                     };
-                    let (group, others): (Vec<usize>, Vec<usize>) =
-                        rest.iter().partition(|i| same(i));
-                    rest = others;
-                    let first_at = keys[first].name.start;
-                    let first_region = region_of(first_at);
-                    for &i in &group[1..] {
-                        let at = keys[i].name.start;
-                        let report = match policy {
-                            KeyPolicy::AnyDuplicate => true,
-                            KeyPolicy::AcrossOwners => match (first_region, region_of(at)) {
-                                (Some(a), Some(b)) => regions[a].id.owner != regions[b].id.owner,
-                                _ => false,
-                            },
-                        };
-                        if report {
-                            found.push((at, first_at, keys[i].name));
-                        }
+                    if report {
+                        found.push((at, first_at, keys[i].name));
                     }
                 }
             }
         }
-        drop(order);
         // Line numbers only for what is reported, each found by one pass in file order
         // (counting from the start for each would be quadratic in the duplicates).
         let mut firsts: Vec<usize> = found.iter().map(|f| f.1).collect();
