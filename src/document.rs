@@ -398,17 +398,19 @@ fn duplicate_keys(
     let wanted = |in_region: &mut dyn FnMut(usize) -> Option<usize>, k: &crate::lex::Key| {
         policy == KeyPolicy::AnyDuplicate || in_region(k.name.start).is_some()
     };
-    // Equal hashes are grouped by a counting sort on the hash's top bits (at most 2^14
-    // buckets, so the counters stay in cache), then a sort of each bucket (a few hundred
-    // keys, in cache): cheaper than sorting millions of pairs, and 8 bytes per key (the
-    // low half of the hash and the index); a collision of those bits is resolved by
-    // comparing names below.
+    // Equal hashes are grouped by a counting sort on the hash's top bits (at most 2^10
+    // buckets, so the counters and the lines being written to stay in cache: more
+    // buckets made the scatter miss the cache on every key), then each bucket (a few
+    // thousand keys) is searched for equal hashes with a bitmap: cheaper than sorting
+    // millions of pairs, and 4 bytes per key (the low half of the hash). Only the keys
+    // whose hash repeats are then found again, with their indexes; a collision of the
+    // hashes is resolved by comparing names below.
     let count = {
         let mut in_region = region_cursor();
         keys.iter().filter(|k| wanted(&mut in_region, k)).count()
     };
-    let bits = (count / 256)
-        .clamp(1, 1 << 14)
+    let bits = (count / 4096)
+        .clamp(1, 1 << 10)
         .next_power_of_two()
         .trailing_zeros();
     let bucket = |h: u64| {
@@ -428,74 +430,115 @@ fn duplicate_keys(
     for b in 1..starts.len() {
         starts[b] += starts[b - 1];
     }
+    // The bucket and the low half of a hash: equal for equal keys.
+    let tag = |h: u64| -> u64 { ((bucket(h) as u64) << 32) | (h & u64::from(u32::MAX)) };
+    // Truncation intended: the low half of the hash.
+    #[allow(clippy::cast_possible_truncation)]
+    let low = |h: u64| h as u32;
     let mut next = starts.clone();
-    let mut order = vec![(0u32, 0u32); count];
+    let mut order = vec![0u32; count];
+    {
+        let mut in_region = region_cursor();
+        for k in keys.iter().filter(|k| wanted(&mut in_region, k)) {
+            let h = hash_of(k);
+            let slot = &mut next[bucket(h)];
+            if let Some(o) = order.get_mut(*slot as usize) {
+                *o = low(h);
+            }
+            *slot += 1;
+        }
+    }
+    drop(next);
+    // Most buckets hold no two equal hashes: a bitmap of a few low bits of each hash (in
+    // cache) finds the only ones that can repeat, and only those are sorted. The hashes
+    // that do repeat are kept (as bucket and low half); usually there are none, and the
+    // keys need no second look.
+    let mut seen = Bitmap::default();
+    let mut twice = Bitmap::default();
+    let mut maybe: Vec<u32> = Vec::new();
+    let mut repeated: Vec<u64> = Vec::new();
+    for b in 0..starts.len() - 1 {
+        let Some(run) = order.get(starts[b] as usize..starts[b + 1] as usize) else {
+            continue;
+        };
+        if run.len() < 2 {
+            continue;
+        }
+        for &l in run {
+            if seen.insert(l) {
+                twice.insert(l);
+            }
+        }
+        maybe.clear();
+        maybe.extend(run.iter().filter(|&&l| twice.has(l)));
+        for &l in run {
+            seen.remove(l);
+            twice.remove(l);
+        }
+        maybe.sort_unstable();
+        for same in maybe.chunk_by(|a, b| a == b).filter(|r| r.len() > 1) {
+            repeated.push(((b as u64) << 32) | u64::from(same[0]));
+        }
+    }
+    drop(order);
+    if repeated.is_empty() {
+        return;
+    }
+    repeated.sort_unstable();
+    // The keys whose hash repeats, by hash and then index.
+    let mut shared: Vec<(u64, u32)> = Vec::new();
     {
         let mut in_region = region_cursor();
         for (i, k) in keys.iter().enumerate() {
             if !wanted(&mut in_region, k) {
                 continue;
             }
-            let h = hash_of(k);
-            let slot = &mut next[bucket(h)];
-            if let Some(o) = order.get_mut(*slot as usize) {
-                // Truncation intended: the low half of the hash.
-                #[allow(clippy::cast_possible_truncation)]
-                let low = h as u32;
-                *o = (low, u32::try_from(i).unwrap_or(u32::MAX));
+            let t = tag(hash_of(k));
+            if repeated.binary_search(&t).is_ok() {
+                shared.push((t, u32::try_from(i).unwrap_or(u32::MAX)));
             }
-            *slot += 1;
         }
     }
-    drop(next);
+    drop(repeated);
+    shared.sort_unstable();
     let mut region_of = region_cursor();
     // The first duplicates in file order, at most as many as are reported: a max-heap of
     // their offsets (a crafted file can assign one key millions of times).
     let mut found = std::collections::BinaryHeap::new();
     let (mut left_out, mut first_left_out) = (0usize, usize::MAX);
-    for b in 0..starts.len() - 1 {
-        let Some(run) = order.get_mut(starts[b] as usize..starts[b + 1] as usize) else {
-            continue;
-        };
-        if run.len() < 2 {
-            continue;
-        }
-        run.sort_unstable();
-        for run in run.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
-            // Within one hash, group the keys that really are equal (collisions are not).
-            let mut rest: Vec<usize> = run.iter().map(|&(_, i)| i as usize).collect();
-            while let Some(&first) = rest.first() {
-                let same = |i: &usize| {
-                    keys[*i].name.of(src) == keys[first].name.of(src)
-                        && keys[*i].context == keys[first].context
+    for run in shared.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
+        // Within one hash, group the keys that really are equal (collisions are not).
+        let mut rest: Vec<usize> = run.iter().map(|&(_, i)| i as usize).collect();
+        while let Some(&first) = rest.first() {
+            let same = |i: &usize| {
+                keys[*i].name.of(src) == keys[first].name.of(src)
+                    && keys[*i].context == keys[first].context
+            };
+            let (group, others): (Vec<usize>, Vec<usize>) = rest.iter().partition(|i| same(i));
+            rest = others;
+            let first_at = keys[first].name.start;
+            let first_region = region_of(first_at);
+            for &i in &group[1..] {
+                let at = keys[i].name.start;
+                let report = match policy {
+                    KeyPolicy::AnyDuplicate => true,
+                    KeyPolicy::AcrossOwners => match (first_region, region_of(at)) {
+                        (Some(a), Some(b)) => regions[a].id.owner != regions[b].id.owner,
+                        _ => false,
+                    },
                 };
-                let (group, others): (Vec<usize>, Vec<usize>) = rest.iter().partition(|i| same(i));
-                rest = others;
-                let first_at = keys[first].name.start;
-                let first_region = region_of(first_at);
-                for &i in &group[1..] {
-                    let at = keys[i].name.start;
-                    let report = match policy {
-                        KeyPolicy::AnyDuplicate => true,
-                        KeyPolicy::AcrossOwners => match (first_region, region_of(at)) {
-                            (Some(a), Some(b)) => regions[a].id.owner != regions[b].id.owner,
-                            _ => false,
-                        },
-                    };
-                    if report {
-                        found.push((at, first_at, keys[i].name.start, keys[i].name.end));
-                        if found.len() > crate::problem::MAX_PROBLEMS_PER_KIND
-                            && let Some((late, ..)) = found.pop()
-                        {
-                            left_out += 1;
-                            first_left_out = first_left_out.min(late);
-                        }
+                if report {
+                    found.push((at, first_at, keys[i].name.start, keys[i].name.end));
+                    if found.len() > crate::problem::MAX_PROBLEMS_PER_KIND
+                        && let Some((late, ..)) = found.pop()
+                    {
+                        left_out += 1;
+                        first_left_out = first_left_out.min(late);
                     }
                 }
             }
         }
     }
-    drop(order);
     // Line numbers only for what is reported, each found by one pass in file order
     // (counting from the start for each would be quadratic in the duplicates).
     let found = found.into_sorted_vec();
@@ -530,6 +573,50 @@ fn duplicate_keys(
     if left_out > 0 {
         let (line, col) = lines.line_col(first_left_out);
         problems.left_out(ProblemKind::DuplicateKey, left_out, line, col);
+    }
+}
+
+/// A set of the low [`Bitmap::BITS`] bits of 32-bit hashes, small enough to stay in cache.
+struct Bitmap(Vec<u64>);
+
+impl Default for Bitmap {
+    fn default() -> Self {
+        Self(vec![0; (1 << Self::BITS) / 64])
+    }
+}
+
+impl Bitmap {
+    /// How many low bits of a hash are kept.
+    const BITS: u32 = 16;
+
+    /// The word and bit of `h`.
+    const fn at(h: u32) -> (usize, u64) {
+        let b = h & ((1 << Self::BITS) - 1);
+        ((b / 64) as usize, 1 << (b % 64))
+    }
+
+    /// Adds `h`; true when it was there already.
+    fn insert(&mut self, h: u32) -> bool {
+        let (w, bit) = Self::at(h);
+        self.0.get_mut(w).is_some_and(|word| {
+            let had = *word & bit != 0;
+            *word |= bit;
+            had
+        })
+    }
+
+    /// Whether `h` is there.
+    fn has(&self, h: u32) -> bool {
+        let (w, bit) = Self::at(h);
+        self.0.get(w).is_some_and(|word| word & bit != 0)
+    }
+
+    /// Removes `h`.
+    fn remove(&mut self, h: u32) {
+        let (w, bit) = Self::at(h);
+        if let Some(word) = self.0.get_mut(w) {
+            *word &= !bit;
+        }
     }
 }
 
@@ -1021,6 +1108,50 @@ mod tests {
         assert!(doc.blocked());
         // The first duplicate is reported at line 3 (the second `A=1`).
         assert_eq!(of(ProblemKind::DuplicateKey)[0].line, 3);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// The bucketed search reports what a map of first assignments would: every
+        /// assignment of a key after its first, with the first one's line (the first
+        /// [`MAX_PROBLEMS_PER_KIND`](crate::problem::MAX_PROBLEMS_PER_KIND), then a count).
+        #[test]
+        fn duplicate_keys_match_a_map_of_first_lines(
+            picks in proptest::collection::vec(0u32..6000, 1..9000)
+        ) {
+            use crate::problem::MAX_PROBLEMS_PER_KIND as MAX;
+            let src: String = picks.iter().map(|k| format!("K{k}=1\n")).collect();
+            let doc = Document::parse(src.as_bytes(), Format::Env.syntax());
+            let got: Vec<(usize, String)> = doc
+                .problems
+                .iter()
+                .filter(|p| p.kind == ProblemKind::DuplicateKey)
+                .map(|p| (p.line, p.message.clone()))
+                .collect();
+            let mut first = std::collections::HashMap::new();
+            let mut want = Vec::new();
+            for (i, k) in picks.iter().enumerate() {
+                match first.get(k) {
+                    Some(line) => {
+                        want.push((i + 1, format!("`K{k}` is also assigned on line {line}")));
+                    }
+                    None => {
+                        first.insert(*k, i + 1);
+                    }
+                }
+            }
+            if want.len() > MAX {
+                let (line, more) = (want[MAX].0, want.len() - MAX);
+                want.truncate(MAX);
+                prop_assert_eq!(got.len(), MAX + 1);
+                prop_assert_eq!(got[MAX].0, line);
+                prop_assert!(got[MAX].1.starts_with(&format!("{more} more")), "{}", got[MAX].1);
+                prop_assert_eq!(&got[..MAX], &want[..]);
+            } else {
+                prop_assert_eq!(got, want);
+            }
+        }
     }
 }
 

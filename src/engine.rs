@@ -384,24 +384,24 @@ pub fn inspect(src: &[u8], opts: &EditOptions, check: bool) -> FileOutcome {
         state: StateDir::None,
         ..opts.clone()
     };
-    read_only_bytes(path, src.to_vec(), &opts, check)
+    read_only_bytes(path, src, &opts, check)
 }
 
 fn read_only(path: &Path, opts: &EditOptions, check: bool) -> FileOutcome {
-    let src = match io::read(path) {
+    let src = match io::read_mapped(path) {
         Ok(Some(s)) => s,
         Ok(None) => return FileOutcome::failed(path, opts.format, Error::NoSuchFile),
         Err(e) => return FileOutcome::failed(path, opts.format, e.into()),
     };
-    read_only_bytes(path, src, opts, check)
+    read_only_bytes(path, &src, opts, check)
 }
 
-fn read_only_bytes(path: &Path, src: Vec<u8>, opts: &EditOptions, check: bool) -> FileOutcome {
-    let f = match detect(path, opts, &src) {
+fn read_only_bytes(path: &Path, src: &[u8], opts: &EditOptions, check: bool) -> FileOutcome {
+    let f = match detect(path, opts, src) {
         Ok(f) => f,
         Err(e) => return FileOutcome::failed(path, opts.format, e),
     };
-    if f.syntax().requires_utf8() && std::str::from_utf8(&src).is_err() {
+    if f.syntax().requires_utf8() && std::str::from_utf8(src).is_err() {
         return FileOutcome::failed(path, Some(f), Error::NotUtf8(f));
     }
     let known = opts
@@ -426,7 +426,7 @@ fn read_only_bytes(path: &Path, src: Vec<u8>, opts: &EditOptions, check: bool) -
         let home = home();
         let resolve = resolve_path;
         let eopts = entry_options(opts, home.as_deref(), &resolve);
-        match KeyRules::parse(&specs).and_then(|r| entries::list(&src, &r, &registries, &eopts)) {
+        match KeyRules::parse(&specs).and_then(|r| entries::list(src, &r, &registries, &eopts)) {
             Ok(list) => {
                 out.found = check && list.iter().any(|e| e.state == entries::EntryState::Drifted);
                 out.entries = list;
@@ -439,10 +439,10 @@ fn read_only_bytes(path: &Path, src: Vec<u8>, opts: &EditOptions, check: bool) -
     // made (a file can hold hundreds of thousands of markers).
     let Document {
         regions, problems, ..
-    } = Document::parse_with(&src, f.syntax(), opts.plan.foreign.as_ref());
+    } = Document::parse_with(src, f.syntax(), opts.plan.foreign.as_ref());
     let mut out = FileOutcome::new(path, Some(f));
     out.regions = report::regions_as_read(regions);
-    out.problem_lines = problem_lines(&src, &problems);
+    out.problem_lines = problem_lines(src, &problems);
     out.problems = problems;
     out.found = check && !out.problems.is_empty();
     out
