@@ -42,7 +42,7 @@ use nom::{
 };
 
 use super::scan_bytes::ByteSet;
-use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
+use crate::lex::{Comment, Keep, Key, Lexed, Span, Unclosed};
 
 /// What the parsers here return. Errors carry nothing: the lexer never reports them, it
 /// falls back to an opaque line (or, for an unclosed quoted value, to [`Lexed::unclosed`]).
@@ -59,11 +59,18 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// line, a comment line or an assignment is an opaque line.
 #[must_use]
 pub(crate) fn lex(src: &[u8]) -> Lexed {
+    lex_keeping(src, Keep::All)
+}
+
+/// As [`lex`], recording the comments `keep` asks for.
+#[must_use]
+pub(crate) fn lex_keeping(src: &[u8], keep: Keep) -> Lexed {
     let body = if src.starts_with(BOM) { BOM.len() } else { 0 };
     let mut lexer = Lexer {
         src,
         body,
         out: Lexed::default(),
+        keep,
     };
     let mut rest = &src[body..];
     while !rest.is_empty() {
@@ -86,6 +93,8 @@ struct Lexer<'a> {
     body: usize,
     /// The result being built.
     out: Lexed,
+    /// Which comments are recorded.
+    keep: Keep,
 }
 
 impl<'a> Lexer<'a> {
@@ -216,12 +225,14 @@ impl<'a> Lexer<'a> {
         };
         // A lone `\r` ends the record but not the line: text follows on the same line.
         let ends_line = !rest.starts_with(b"\r") || rest.starts_with(b"\r\n");
-        let text = self.span(text);
-        self.out.comments.push(Comment {
-            text,
-            alone: plain && ends_line,
-            context: 0,
-        });
+        if self.keep.keeps(text) {
+            let text = self.span(text);
+            self.out.comments.push(Comment {
+                text,
+                alone: plain && ends_line,
+                context: 0,
+            });
+        }
         rest
     }
 

@@ -23,7 +23,7 @@ use nom::{
 };
 
 use super::scan_bytes::ByteSet;
-use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
+use crate::lex::{Comment, Keep, Key, Lexed, Span, Unclosed};
 
 /// The input of every production: the rest of the file.
 type In<'a> = &'a [u8];
@@ -529,6 +529,8 @@ struct Lexer<'a> {
     out: Lexed,
     /// The first construct without a frame (quote, backquote, heredoc) that ran into the end.
     eof_open: Option<Unclosed>,
+    /// Which comments are recorded.
+    keep: Keep,
     /// Skip ordinary bytes one at a time (the straightforward scan the tests compare with).
     #[cfg(test)]
     bytewise: bool,
@@ -549,6 +551,7 @@ impl<'a> Lexer<'a> {
             pending: Vec::new(),
             out: Lexed::default(),
             eof_open: None,
+            keep: Keep::All,
             #[cfg(test)]
             bytewise: false,
         }
@@ -965,11 +968,13 @@ impl<'a> Lexer<'a> {
             && src
                 .get(self.line_start..p)
                 .is_some_and(|pre| pre.iter().all(|&b| is_blank(b)));
-        self.out.comments.push(Comment {
-            text: Span::new(p, end),
-            alone,
-            context: 0,
-        });
+        if self.keep.keeps(&src[p..end]) {
+            self.out.comments.push(Comment {
+                text: Span::new(p, end),
+                alone,
+                context: 0,
+            });
+        }
         self.pos = after;
     }
 
@@ -1100,11 +1105,13 @@ impl<'a> Lexer<'a> {
                     if end < to && src.get(end - 1) == Some(&b'\r') {
                         end -= 1;
                     }
-                    self.out.comments.push(Comment {
-                        text: Span::new(i, end),
-                        alone: false,
-                        context: 0,
-                    });
+                    if self.keep.keeps(&src[i..end]) {
+                        self.out.comments.push(Comment {
+                            text: Span::new(i, end),
+                            alone: false,
+                            context: 0,
+                        });
+                    }
                     i = end;
                 }
                 b'<' if quote == 0 => match redirect(&src[i..to]) {
@@ -1269,6 +1276,14 @@ impl<'a> Lexer<'a> {
 #[must_use]
 pub(crate) fn lex(src: &[u8]) -> Lexed {
     Lexer::new(src).run()
+}
+
+/// As [`lex`], recording the comments `keep` asks for.
+#[must_use]
+pub(crate) fn lex_keeping(src: &[u8], keep: Keep) -> Lexed {
+    let mut lexer = Lexer::new(src);
+    lexer.keep = keep;
+    lexer.run()
 }
 
 /// The oracle of the block scan: [`lex`] skipping ordinary bytes one at a time.
