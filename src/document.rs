@@ -485,63 +485,52 @@ fn duplicate_keys(
         return;
     }
     repeated.sort_unstable();
-    // The keys whose hash repeats, by hash and then index.
-    let mut shared: Vec<(u64, u32)> = Vec::new();
-    {
-        let mut in_region = region_cursor();
-        for (i, k) in keys.iter().enumerate() {
-            if !wanted(&mut in_region, k) {
-                continue;
-            }
-            let t = tag(hash_of(k));
-            if repeated.binary_search(&t).is_ok() {
-                shared.push((t, u32::try_from(i).unwrap_or(u32::MAX)));
-            }
-        }
-    }
-    drop(repeated);
-    shared.sort_unstable();
+    // The keys whose hash repeats, in file order: the first of each name is remembered (by
+    // hash; names that only share a hash are told apart), and each later one is a duplicate.
+    // Found in file order, so the first ones reported are kept and the rest counted: a
+    // crafted file can assign one key millions of times.
+    let mut first_of: rustc_hash::FxHashMap<u64, Vec<usize>> = rustc_hash::FxHashMap::default();
+    let mut in_region = region_cursor();
     let mut region_of = region_cursor();
-    // The first duplicates in file order, at most as many as are reported: a max-heap of
-    // their offsets (a crafted file can assign one key millions of times).
-    let mut found = std::collections::BinaryHeap::new();
+    let mut found = Vec::new();
     let (mut left_out, mut first_left_out) = (0usize, usize::MAX);
-    for run in shared.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
-        // Within one hash, group the keys that really are equal (collisions are not).
-        let mut rest: Vec<usize> = run.iter().map(|&(_, i)| i as usize).collect();
-        while let Some(&first) = rest.first() {
-            let same = |i: &usize| {
-                keys[*i].name.of(src) == keys[first].name.of(src)
-                    && keys[*i].context == keys[first].context
-            };
-            let (group, others): (Vec<usize>, Vec<usize>) = rest.iter().partition(|i| same(i));
-            rest = others;
-            let first_at = keys[first].name.start;
-            let first_region = region_of(first_at);
-            for &i in &group[1..] {
-                let at = keys[i].name.start;
-                let report = match policy {
-                    KeyPolicy::AnyDuplicate => true,
-                    KeyPolicy::AcrossOwners => match (first_region, region_of(at)) {
-                        (Some(a), Some(b)) => regions[a].id.owner != regions[b].id.owner,
-                        _ => false,
-                    },
-                };
-                if report {
-                    found.push((at, first_at, keys[i].name.start, keys[i].name.end));
-                    if found.len() > crate::problem::MAX_PROBLEMS_PER_KIND
-                        && let Some((late, ..)) = found.pop()
-                    {
-                        left_out += 1;
-                        first_left_out = first_left_out.min(late);
-                    }
-                }
-            }
+    for (i, k) in keys.iter().enumerate() {
+        if !wanted(&mut in_region, k) {
+            continue;
+        }
+        let t = tag(hash_of(k));
+        if repeated.binary_search(&t).is_err() {
+            continue;
+        }
+        let names = first_of.entry(t).or_default();
+        let Some(&first) = names
+            .iter()
+            .find(|&&f| keys[f].name.of(src) == k.name.of(src) && keys[f].context == k.context)
+        else {
+            names.push(i);
+            continue;
+        };
+        let (first_at, at) = (keys[first].name.start, k.name.start);
+        let report = match policy {
+            KeyPolicy::AnyDuplicate => true,
+            KeyPolicy::AcrossOwners => match (region_of(first_at), region_of(at)) {
+                (Some(a), Some(b)) => regions[a].id.owner != regions[b].id.owner,
+                _ => false,
+            },
+        };
+        if !report {
+            continue;
+        }
+        if found.len() < crate::problem::MAX_PROBLEMS_PER_KIND {
+            found.push((at, first_at, k.name.start, k.name.end));
+        } else {
+            left_out += 1;
+            first_left_out = first_left_out.min(at);
         }
     }
+    drop(first_of);
     // Line numbers only for what is reported, each found by one pass in file order
     // (counting from the start for each would be quadratic in the duplicates).
-    let found = found.into_sorted_vec();
     let mut firsts: Vec<usize> = found.iter().map(|f| f.1).collect();
     firsts.sort_unstable();
     firsts.dedup();
