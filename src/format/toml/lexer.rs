@@ -261,6 +261,7 @@ enum Stored {
 /// Every table of a file as a tree: a table is its parent plus one segment, so no path is
 /// ever built or cloned while lexing (nesting `n` deep costs `n` nodes, not `n²` bytes).
 /// Two keys are in one table exactly when their tables have the same id.
+#[derive(Clone, Debug)]
 struct Tables {
     /// Parent and segment of each table; id 0 is the root table.
     nodes: Vec<(u32, Stored)>,
@@ -268,6 +269,12 @@ struct Tables {
     names: Vec<u8>,
     /// Hash of (parent, segment) to id; a collision moves on to the next slot.
     index: FxHashMap<u64, u32>,
+}
+
+impl Default for Tables {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Tables {
@@ -325,6 +332,37 @@ impl Tables {
         id
     }
 
+    /// The canonical path of a table (see [`Scan::path`]).
+    fn path(&self, id: u32) -> String {
+        let mut chain = Vec::new();
+        let mut at = id;
+        while at != 0 {
+            let Some(&(parent, stored)) = self.nodes.get(at as usize) else {
+                break;
+            };
+            chain.push(stored);
+            at = parent;
+        }
+        let mut out = String::new();
+        for (k, stored) in chain.iter().rev().enumerate() {
+            match *stored {
+                Stored::Key { start, len } => {
+                    if k > 0 {
+                        out.push(SEP);
+                    }
+                    let name = self.names.get(start..start + len).unwrap_or_default();
+                    out.push_str(&String::from_utf8_lossy(name));
+                }
+                Stored::Elem(at) => {
+                    out.push(ELEM);
+                    out.push_str(&at.to_string());
+                }
+                Stored::Inline(_) => {}
+            }
+        }
+        out
+    }
+
     /// The table reached from `base` through the key segments `segs` of `src`.
     fn walk(&mut self, base: u32, src: &[u8], segs: &[Span]) -> u32 {
         segs.iter()
@@ -333,22 +371,14 @@ impl Tables {
 }
 
 /// A `[table]` or `[[array.of.tables]]` header.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Header {
     /// The whole line, after its line break.
     pub(crate) line: Span,
-    /// The resolved canonical path: decoded segments joined by [`SEP`], each array of
-    /// tables followed by [`ELEM`] and the line start of its element's `[[...]]` header.
-    pub(crate) path: String,
+    /// The table it opens, in [`Scan::tables`]; [`Scan::path`] names it.
+    pub(crate) table: u32,
     /// True for `[[...]]`.
     pub(crate) array: bool,
-}
-
-impl Header {
-    /// The first segment of the path (without an element number).
-    pub(crate) fn first(&self) -> &str {
-        first_segment(&self.path)
-    }
 }
 
 /// The first segment of a canonical path.
@@ -360,16 +390,23 @@ pub(crate) fn first_segment(path: &str) -> &str {
 /// A key/value statement at the top level of a table (not inside an inline table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Stmt {
-    /// Start of its first line.
-    pub(crate) line_start: usize,
     /// The key as written, dots and all.
     pub(crate) key: Span,
-    /// The key's first segment.
-    pub(crate) first: Span,
     /// End of its last line (after the line break), a multi-line value included.
     pub(crate) end: usize,
     /// Index of the governing header in [`Scan::headers`]; `None` for the root table.
     pub(crate) header: Option<u32>,
+}
+
+impl Stmt {
+    /// The key's first segment.
+    pub(crate) fn first(&self, src: &[u8]) -> Span {
+        let at = self.key.start;
+        match simple_key(src.get(at..self.key.end).unwrap_or_default()) {
+            Ok((_, k)) => Span::new(at, at + k.len()),
+            Err(_) => self.key,
+        }
+    }
 }
 
 /// Everything the lexer finds.
@@ -383,6 +420,22 @@ pub(crate) struct Scan {
     pub(crate) stmts: Vec<Stmt>,
     /// Lines that start inside a multi-line string (a subset of the inner lines), in order.
     pub(crate) string_lines: Vec<Span>,
+    /// The table tree the headers name.
+    tables: Tables,
+}
+
+impl Scan {
+    /// The resolved canonical path of a header: decoded segments joined by [`SEP`], each
+    /// array of tables followed by [`ELEM`] and the line start of its element's `[[...]]`
+    /// header. Built on demand: the lexer stores none.
+    pub(crate) fn path(&self, h: &Header) -> String {
+        self.tables.path(h.table)
+    }
+
+    /// The first segment of a header's path (without an element number).
+    pub(crate) fn first(&self, h: &Header) -> String {
+        first_segment(&self.path(h)).to_owned()
+    }
 }
 
 /// An open multi-line container.
@@ -541,6 +594,8 @@ impl<'a> Lexer<'a> {
             }
         }
         self.scan.lexed.inner_lines = merged;
+        self.tables.index = FxHashMap::default();
+        self.scan.tables = self.tables;
         self.scan
     }
 
@@ -757,31 +812,21 @@ impl<'a> Lexer<'a> {
             self.pos += close.len();
         }
         let ls = self.line_start(ls);
-        let mut path = String::new();
         let mut node = 0;
         let n = self.segs.len();
         for k in 0..n {
             let Some(s) = self.segs.get(k).copied() else {
                 break;
             };
-            if k > 0 {
-                path.push(SEP);
-            }
-            let seg = key_seg(s.of(self.src));
-            path.push_str(&String::from_utf8_lossy(&seg));
-            node = self.tables.child(node, Seg::Key(&seg));
+            node = self.tables.child(node, Seg::Key(&key_seg(s.of(self.src))));
             if !(array && k + 1 == n)
                 && let Some(&at) = self.aot.get(&node)
             {
-                path.push(ELEM);
-                path.push_str(&at.to_string());
                 node = self.tables.child(node, Seg::Elem(at));
             }
         }
         if array {
             self.aot.insert(node, ls);
-            path.push(ELEM);
-            path.push_str(&ls.to_string());
             node = self.tables.child(node, Seg::Elem(ls));
         }
         self.cur_table = node;
@@ -790,7 +835,7 @@ impl<'a> Lexer<'a> {
         self.cur_header = u32::try_from(idx).ok();
         self.scan.headers.push(Header {
             line: Span::new(ls, self.src.len()),
-            path,
+            table: node,
             array,
         });
         self.tail = Some(Pending::Header(idx));
@@ -817,18 +862,14 @@ impl<'a> Lexer<'a> {
 
     /// `keyval = key keyval-sep val` at the top level of a table.
     fn keyval_stmt(&mut self) {
-        let ls = self.line_start(self.pos);
         let Some(span) = self.key() else {
             self.junk();
             self.tail = Some(Pending::Nothing);
             return;
         };
-        let first = self.segs.first().copied().unwrap_or(span);
         let idx = self.scan.stmts.len();
         self.scan.stmts.push(Stmt {
-            line_start: ls,
             key: span,
-            first,
             end: self.src.len(),
             header: self.cur_header,
         });

@@ -7,10 +7,30 @@
 use std::collections::HashMap;
 
 use super::lexer::{
-    ELEM, Header, SEP, Scan, Stmt, bare_value, comment, dot_sep, is_bare, key_text, keyval_sep,
-    newline, simple_key, string, ws,
+    ELEM, SEP, Stmt, bare_value, comment, dot_sep, is_bare, key_text, keyval_sep, newline,
+    simple_key, string, ws,
 };
-use crate::lex::{Comment, Key, Span, Unclosed};
+use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
+
+/// A header as the oracle records it: with its canonical path as a string.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Header {
+    /// The whole line, after its line break.
+    pub(crate) line: Span,
+    /// The canonical path (see `lexer::Scan::path`).
+    pub(crate) path: String,
+    /// True for `[[...]]`.
+    pub(crate) array: bool,
+}
+
+/// What the oracle finds (the fast lexer's `Scan`, with paths as strings).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scan {
+    pub(crate) lexed: Lexed,
+    pub(crate) headers: Vec<Header>,
+    pub(crate) stmts: Vec<Stmt>,
+    pub(crate) string_lines: Vec<Span>,
+}
 
 /// An open multi-line container.
 #[derive(Debug)]
@@ -427,18 +447,14 @@ impl<'a> Lexer<'a> {
 
     /// `keyval = key keyval-sep val` at the top level of a table.
     fn keyval_stmt(&mut self) {
-        let ls = self.line_start(self.pos);
         let Some(span) = self.key() else {
             self.junk();
             self.tail = Some(Pending::Nothing);
             return;
         };
-        let first = self.segs.first().copied().unwrap_or(span);
         let idx = self.scan.stmts.len();
         self.scan.stmts.push(Stmt {
-            line_start: ls,
             key: span,
-            first,
             end: self.src.len(),
             header: self.cur_header,
         });

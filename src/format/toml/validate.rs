@@ -120,7 +120,7 @@ impl<'a> Side<'a> {
         side.paths = scan
             .headers
             .iter()
-            .map(|h| side.stable_path(&h.path))
+            .map(|h| side.stable_path(&scan.path(h)))
             .collect();
         side
     }
@@ -275,23 +275,20 @@ fn touched(side: &Side<'_>, out: &mut HashSet<String>) {
         };
         // The table the region sits in.
         if let Some(h) = gov(span.start).and_then(|h| s.headers.get(h as usize)) {
-            out.insert(h.first().to_owned());
+            out.insert(s.first(h));
         }
         let i = s.headers.partition_point(|h| h.line.start < span.start);
         for h in s.headers[i..]
             .iter()
             .take_while(|h| h.line.start < span.end)
         {
-            out.insert(h.first().to_owned());
+            out.insert(s.first(h));
         }
-        let j = s.stmts.partition_point(|st| st.line_start < span.start);
-        for st in s.stmts[j..]
-            .iter()
-            .take_while(|st| st.line_start < span.end)
-        {
+        let j = s.stmts.partition_point(|st| st.key.start < span.start);
+        for st in s.stmts[j..].iter().take_while(|st| st.key.start < span.end) {
             match st.header.and_then(|h| s.headers.get(h as usize)) {
-                Some(h) => out.insert(h.first().to_owned()),
-                None => out.insert(key_text(st.first.of(side.src))),
+                Some(h) => out.insert(s.first(h)),
+                None => out.insert(key_text(st.first(side.src).of(side.src))),
             };
         }
     }
@@ -327,7 +324,7 @@ fn parse(old: &Side<'_>, new: &Side<'_>) -> Result<(), String> {
             &mut out,
         );
         for (k, h) in headers.iter().enumerate() {
-            if keep.contains(h.first()) {
+            if keep.contains(&new.scan.first(h)) {
                 let to = headers.get(k + 1).map_or(text.len(), |n| n.line.start);
                 add(h.line.start, to, &mut out);
             }
