@@ -12,6 +12,7 @@ mod normalize;
 #[cfg(test)]
 mod oracle;
 mod place;
+mod sure;
 mod validate;
 
 #[cfg(test)]

@@ -628,3 +628,146 @@ fn an_empty_quoted_key_names_a_table_of_its_own() {
     assert!(!doc_problems("'' = {x = 1}\nx = 2\n").contains(&ProblemKind::DuplicateKey));
     assert!(doc_problems("x = 1\nx = 2\n").contains(&ProblemKind::DuplicateKey));
 }
+
+// ---------------------------------------------------------------- the fast validity check
+
+fn toml_edit_accepts(src: &[u8]) -> bool {
+    std::str::from_utf8(src)
+        .is_ok_and(|t| toml_edit::Document::parse(t.strip_prefix('\u{feff}').unwrap_or(t)).is_ok())
+}
+
+#[test]
+fn the_fast_check_accepts_common_files() {
+    let files = [
+        "title = \"x\"\n[table_0]\nname = \"n # not a comment\"\nport = 0\nlist = [1, 2, 3]\n\
+         desc = '''\nmulti # line\n'''\n# a comment\n[table_1]\nport = -1\n",
+        "[package]\nname = \"demarcate\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+         [dependencies]\nclap = { version = \"4\", features = [\"derive\"] }\nmemchr = \"2\"\n\n\
+         [profile.release]\nlto = \"thin\"\ncodegen-units = 4\n",
+        "\u{feff}[tool.poetry]\nname = \"x\"\n[tool.poetry.dependencies]\npython = \"^3.8\"\n\
+         [[tool.mypy.overrides]]\nmodule = \"a.*\"\nstrict = true\n[[tool.mypy.overrides]]\n\
+         module = \"b\"\n[tool.mypy.overrides.x]\nk = 1.5\n",
+        "a.b.c = 1\na.b.d = \"\\u00e9\\t\\\"\"\n'quoted key' = { x = 1, y.z = [ {q = 1}, {q = 2} ] }\r\n\
+         arr = [\n  1, # one\n  2,\n]\ns = \"\"\"\nline \\\n  joined \"\" ok\"\"\"\"\n",
+    ];
+    for f in files {
+        assert!(toml_edit_accepts(f.as_bytes()), "{f}");
+        assert!(super::sure::surely_valid(f.as_bytes()), "{f}");
+    }
+}
+
+#[test]
+fn the_fast_check_leaves_invalid_files_to_toml_edit() {
+    // Each is invalid TOML: the fast check must not be sure, and toml_edit must refuse.
+    let files = [
+        "[a]\n[a]\n",
+        "a = 1\na = 2\n",
+        "a = 1\n\"a\" = 2\n",
+        "a = 1\n[a]\n",
+        "a.b = 1\n[a]\n",
+        "a = {b = 1}\n[a.c]\n",
+        "a = {b = 1}\na.c = 2\n",
+        "[[a]]\n[a]\n",
+        "[a]\n[[a]]\n",
+        "a = [1]\n[[a]]\n",
+        "[a.b]\n[a]\nb = 1\n",
+        "a = \"x\n",
+        "a = 'x\n",
+        "a = \"\\q\"\n",
+        "a = 01\n",
+        "a = 1 b = 2\n",
+        "a = [1 2]\n",
+        "a = \"\"\"x\"\"\"\"\"\"\n",
+        "# \u{1}\n",
+        "a = 1\r",
+        "a = 99999999999999999999\n",
+        "a = \"\\uD800\"\n",
+        "[]\n",
+        "= 1\n",
+    ];
+    for f in files {
+        assert!(!super::sure::surely_valid(f.as_bytes()), "{f:?}");
+        assert!(!toml_edit_accepts(f.as_bytes()), "{f:?}");
+        assert!(super::validate::check_input(f.as_bytes()).is_err(), "{f:?}");
+    }
+}
+
+/// Pieces of mostly valid TOML, so that random sequences are often valid.
+const VALID_FRAGMENTS: &[&str] = &[
+    "[a]\n",
+    "[a.b]\n",
+    "[b . 'c']\n",
+    "[[a]]\n",
+    "[[a.d]]\n",
+    "[[e]]\n",
+    "k = 1\n",
+    "k = -0.5\n",
+    "k.x = true\n",
+    "x = \"s # \\n \\u00e9\"\n",
+    "\"k\" = 'lit'\n",
+    "b = { p = 1, q.r = [1, {s = 2}] }\n",
+    "a = [\n  1, # c\n  [2],\n]\n",
+    "m = \"\"\"\nx \\\n  y\"\"\"\n",
+    "n = '''\n'x'\n'''\n",
+    "# comment\n",
+    "\n",
+    "\r\n",
+    "   ",
+    "z = 1979-05-27\n",
+    "c = {}\n",
+    "d = []\n",
+    "f = 0x1f\n",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn the_fast_check_is_sure_only_of_what_toml_edit_accepts(parts in proptest::collection::vec(
+        proptest::sample::select(VALID_FRAGMENTS), 0..30
+    )) {
+        let src = parts.concat();
+        if super::sure::surely_valid(src.as_bytes()) {
+            proptest::prop_assert!(toml_edit_accepts(src.as_bytes()), "{:?}", src);
+        }
+    }
+
+    #[test]
+    fn the_fast_check_is_sure_only_of_what_toml_edit_accepts_on_tomlish(
+        parts in proptest::collection::vec(proptest::sample::select(TOML_FRAGMENTS), 0..60)
+    ) {
+        let src = parts.concat();
+        if super::sure::surely_valid(src.as_bytes()) {
+            proptest::prop_assert!(toml_edit_accepts(src.as_bytes()), "{:?}", src);
+        }
+    }
+
+    #[test]
+    fn the_fast_check_is_sure_only_of_what_toml_edit_accepts_on_bytes(
+        src in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)
+    ) {
+        if super::sure::surely_valid(&src) {
+            proptest::prop_assert!(toml_edit_accepts(&src), "{:?}", src);
+        }
+    }
+}
+
+#[test]
+fn the_fast_check_is_often_sure_of_valid_sequences() {
+    // The property above must not hold vacuously: most short sequences of the valid pieces
+    // that toml_edit accepts are recognized.
+    let mut sure = 0;
+    let mut valid = 0;
+    for a in VALID_FRAGMENTS {
+        for b in VALID_FRAGMENTS {
+            let src = format!("{a}{b}");
+            if toml_edit_accepts(src.as_bytes()) {
+                valid += 1;
+                if super::sure::surely_valid(src.as_bytes()) {
+                    sure += 1;
+                }
+            }
+        }
+    }
+    assert!(valid > 200 && sure * 10 > valid * 7, "{sure} of {valid}");
+}
