@@ -64,8 +64,15 @@ pub(crate) fn unquoted_key(i: In<'_>) -> Res<'_> {
 
 /// The inside of a basic string, up to its closing quote or the end of the line.
 fn basic_body(i: In<'_>) -> Res<'_> {
+    // Most strings are short: look at their first bytes one by one before a vector search.
+    let stop = |b: &u8| matches!(b, b'"' | b'\\' | b'\n');
+    let find = |hay: &[u8]| match hay.iter().take(24).position(stop) {
+        Some(p) => Some(p),
+        None if hay.len() <= 24 => None,
+        None => memchr::memchr3(b'"', b'\\', b'\n', &hay[24..]).map(|p| p + 24),
+    };
     let mut k = 0;
-    while let Some(p) = memchr::memchr3(b'"', b'\\', b'\n', &i[k..]) {
+    while let Some(p) = find(&i[k..]) {
         let j = k + p;
         if i[j] == b'\\' && i.get(j + 1).is_some_and(|b| *b != b'\n') {
             k = j + 2;

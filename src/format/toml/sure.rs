@@ -46,6 +46,11 @@ struct Node {
     elem: u32,
 }
 
+/// In [`Checker::index`]: a key with a value (not a table), kept without a node: its name
+/// is not stored, so finding it again (or a hash collision with it) always counts as a
+/// conflict, which sends the file to toml_edit.
+const LEAF: u32 = u32::MAX;
+
 struct Checker<'a> {
     s: &'a [u8],
     p: usize,
@@ -73,7 +78,7 @@ pub(super) fn surely_valid(src: &[u8]) -> bool {
             kind: Kind::Header,
             elem: 0,
         }],
-        index: FxHashMap::default(),
+        index: FxHashMap::with_capacity_and_hasher(src.len() / 32, FxBuildHasher),
         segs: Vec::new(),
     };
     c.document().is_some()
@@ -165,6 +170,7 @@ impl Checker<'_> {
         let mut slot = h.finish();
         loop {
             match self.index.get(&slot) {
+                Some(&LEAF) => return (slot, Some(LEAF)),
                 Some(&id) => {
                     let n = self.nodes[id as usize];
                     if n.parent == parent && &self.s[n.name.0..n.name.1] == name {
@@ -211,6 +217,7 @@ impl Checker<'_> {
             let (slot, found) = self.lookup(t, &self.s[a..b]);
             t = match found {
                 None => self.add(Some(slot), t, (a, b), Kind::Implicit),
+                Some(LEAF) => return None,
                 Some(n) => match self.nodes[n as usize].kind {
                     Kind::Implicit | Kind::Header => n,
                     Kind::Array => self.nodes[n as usize].elem,
@@ -220,6 +227,7 @@ impl Checker<'_> {
         }
         let (slot, found) = self.lookup(t, &self.s[last.0..last.1]);
         let table = match (found, array) {
+            (Some(LEAF), _) => return None,
             (None, false) => self.add(Some(slot), t, *last, Kind::Header),
             (Some(n), false) if self.nodes[n as usize].kind == Kind::Implicit => {
                 self.nodes[n as usize].kind = Kind::Header;
@@ -308,7 +316,7 @@ impl Checker<'_> {
             let (slot, found) = self.lookup(t, &self.s[a..b]);
             t = match found {
                 None => self.add(Some(slot), t, (a, b), Kind::Dotted),
-                Some(n) if self.nodes[n as usize].kind == Kind::Dotted => n,
+                Some(n) if n != LEAF && self.nodes[n as usize].kind == Kind::Dotted => n,
                 Some(_) => return None,
             };
         }
@@ -316,7 +324,13 @@ impl Checker<'_> {
         if found.is_some() {
             return None;
         }
-        let node = self.add(Some(slot), t, *last, Kind::Value);
+        // Only an inline table needs a node: its keys are looked up below it.
+        let node = if self.peek() == Some(b'{') {
+            self.add(Some(slot), t, *last, Kind::Value)
+        } else {
+            self.index.insert(slot, LEAF);
+            0
+        };
         self.segs = segs;
         self.value(node, depth)
     }
