@@ -32,6 +32,18 @@ pub(crate) const SEP: char = '\u{1f}';
 /// Introduces the element number of an array of tables in a canonical path.
 pub(crate) const ELEM: char = '\u{1e}';
 
+/// How many arrays and inline tables toml_edit, the validating parser, accepts inside one
+/// another; a file nested deeper is refused before an edit (see [`Scan::too_deep`]).
+pub(crate) const MAX_DEPTH: usize = 80;
+
+/// Containers nested deeper than this are lexed (strings, comments and line breaks are
+/// found as anywhere else) but not recorded: they take no context number (their comments
+/// take the context of the innermost recorded container, and no line inside them starts at
+/// the top level, so none is a marker), and their keys are not recorded. Such a file is not
+/// valid TOML for the validating parser, and a crafted one costs a byte per level, not a
+/// record and a table.
+pub(crate) const RECORDED_DEPTH: usize = 128;
+
 /// `ws = *( %x20 / %x09 )`
 pub(crate) fn ws(i: In<'_>) -> Res<'_> {
     take_while(|b| b == b' ' || b == b'\t')(i)
@@ -429,6 +441,8 @@ pub(crate) struct Scan {
     pub(crate) string_lines: Vec<Span>,
     /// The table tree the headers name.
     tables: Tables,
+    /// Where the first container nested more than [`MAX_DEPTH`] deep opens.
+    pub(crate) too_deep: Option<usize>,
 }
 
 impl Scan {
@@ -468,6 +482,8 @@ struct Lexer<'a> {
     scan: Scan,
     inner: Vec<Span>,
     frames: Vec<Frame>,
+    /// Containers open beyond [`RECORDED_DEPTH`], innermost last: true for an inline table.
+    deep: Vec<bool>,
     /// For each open container, its first line break (`usize::MAX`: none yet).
     first_nl: Vec<usize>,
     /// Containers below this depth know their first line break.
@@ -505,6 +521,7 @@ pub(crate) fn scan(src: &[u8]) -> Scan {
         scan,
         inner: Vec::new(),
         frames: Vec::new(),
+        deep: Vec::new(),
         first_nl: Vec::new(),
         nl_floor: 0,
         eol: (0, 0),
@@ -693,6 +710,11 @@ impl<'a> Lexer<'a> {
     /// Skips one token of input that is not TOML, respecting strings.
     fn junk(&mut self) {
         match self.peek() {
+            // A line break after a broken key inside a container (`{"a".` then a break).
+            Some(b'\n') if !self.frames.is_empty() => {
+                self.saw_newline(self.pos);
+                self.pos += 1;
+            }
             Some(b'"' | b'\'') => {
                 self.string_here();
             }
@@ -897,6 +919,7 @@ impl<'a> Lexer<'a> {
             Some(b'"' | b'\'') => {
                 self.string_here();
             }
+            Some(b @ (b'[' | b'{')) if !self.open_deep(b == b'{') => {}
             Some(b'[') => {
                 let ctx = self.new_ctx();
                 self.frames.push(Frame::Array {
@@ -932,10 +955,30 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// Before a container opens at the current position: notes where the nesting first
+    /// goes beyond [`MAX_DEPTH`], and beyond [`RECORDED_DEPTH`] opens it unrecorded. True
+    /// when the caller is to record it.
+    fn open_deep(&mut self, inline: bool) -> bool {
+        let depth = self.frames.len() + self.deep.len();
+        if depth >= MAX_DEPTH && self.scan.too_deep.is_none() {
+            self.scan.too_deep = Some(self.pos);
+        }
+        if depth < RECORDED_DEPTH {
+            return true;
+        }
+        self.deep.push(inline);
+        self.pos += 1;
+        false
+    }
+
     /// Closes the innermost container at the current position (its closing bracket).
     fn close_frame(&mut self) {
         let close = self.pos;
         self.pos += 1;
+        // An unrecorded container's lines lie within the innermost recorded one's.
+        if self.deep.pop().is_some() {
+            return;
+        }
         if self.frames.pop().is_some() {
             let nl = self.first_nl.pop().unwrap_or(usize::MAX);
             self.nl_floor = self.nl_floor.min(self.frames.len());
@@ -949,7 +992,10 @@ impl<'a> Lexer<'a> {
     fn frame_step(&mut self) {
         self.skip_ws();
         let Some(b) = self.peek() else { return };
-        let inline = matches!(self.frames.last(), Some(Frame::Inline { .. }));
+        let inline = match self.deep.last() {
+            Some(inline) => *inline,
+            None => matches!(self.frames.last(), Some(Frame::Inline { .. })),
+        };
         match b {
             b'#' => self.comment_here(),
             b'\n' => {
@@ -980,14 +1026,22 @@ impl<'a> Lexer<'a> {
 
     /// `keyval` inside an inline table.
     fn inline_keyval(&mut self) {
-        let Some(&Frame::Inline { table: base, .. }) = self.frames.last() else {
-            return;
+        let base = match self.frames.last() {
+            _ if !self.deep.is_empty() => None,
+            Some(&Frame::Inline { table, .. }) => Some(table),
+            _ => return,
         };
         if self.key().is_none() {
             self.junk();
             return;
         }
         let Ok((r, _)) = keyval_sep(self.rest()) else {
+            return;
+        };
+        let Some(base) = base else {
+            // Unrecorded: only the value's own tokens matter.
+            self.advance(r);
+            self.value(None);
             return;
         };
         let table = self.record_key(base, r.first() == Some(&b'{'));

@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 
 use super::lexer::{
-    ELEM, SEP, Stmt, bare_value, comment, dot_sep, is_bare, key_text, keyval_sep, newline,
-    simple_key, string, ws,
+    ELEM, RECORDED_DEPTH, SEP, Stmt, bare_value, comment, dot_sep, is_bare, key_text, keyval_sep,
+    newline, simple_key, string, ws,
 };
 use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
 
@@ -39,6 +39,9 @@ enum Frame {
     Array { ctx: u32, open: usize },
     /// `{` of an inline table whose keys belong to the table `path`.
     Inline { ctx: u32, open: usize, path: String },
+    /// A container opened with `RECORDED_DEPTH` containers open: its comments take the
+    /// context `ctx` of the innermost recorded one, and its keys are not recorded.
+    Deep { inline: bool, ctx: u32, open: usize },
 }
 
 /// What the rest of the current top-level line finishes.
@@ -146,7 +149,9 @@ impl<'a> Lexer<'a> {
     /// The container context of a comment: the innermost open container, or 0.
     fn ctx(&self) -> u32 {
         match self.frames.last() {
-            Some(Frame::Array { ctx, .. } | Frame::Inline { ctx, .. }) => *ctx,
+            Some(
+                Frame::Array { ctx, .. } | Frame::Inline { ctx, .. } | Frame::Deep { ctx, .. },
+            ) => *ctx,
             None => 0,
         }
     }
@@ -172,6 +177,7 @@ impl<'a> Lexer<'a> {
             let (open, what) = match f {
                 Frame::Array { open, .. } => (*open, "array"),
                 Frame::Inline { open, .. } => (*open, "inline table"),
+                Frame::Deep { .. } => (0, "unreachable"),
             };
             self.set_unclosed(open, what);
             self.push_inner(open, len);
@@ -477,6 +483,15 @@ impl<'a> Lexer<'a> {
             Some(b'"' | b'\'') => {
                 self.string_here();
             }
+            Some(b @ (b'[' | b'{')) if self.frames.len() >= RECORDED_DEPTH => {
+                let ctx = self.ctx();
+                self.frames.push(Frame::Deep {
+                    inline: b == b'{',
+                    ctx,
+                    open: self.pos,
+                });
+                self.pos += 1;
+            }
             Some(b'[') => {
                 let ctx = self.new_ctx();
                 self.frames.push(Frame::Array {
@@ -517,7 +532,9 @@ impl<'a> Lexer<'a> {
         self.pos += 1;
         if let Some(f) = self.frames.pop() {
             let open = match f {
-                Frame::Array { open, .. } | Frame::Inline { open, .. } => open,
+                Frame::Array { open, .. }
+                | Frame::Inline { open, .. }
+                | Frame::Deep { open, .. } => open,
             };
             if memchr::memchr(b'\n', &self.src[open..close]).is_some() {
                 self.push_inner(open, close);
@@ -529,7 +546,10 @@ impl<'a> Lexer<'a> {
     fn frame_step(&mut self) {
         self.skip_ws();
         let Some(b) = self.peek() else { return };
-        let inline = matches!(self.frames.last(), Some(Frame::Inline { .. }));
+        let inline = matches!(
+            self.frames.last(),
+            Some(Frame::Inline { .. } | Frame::Deep { inline: true, .. })
+        );
         match b {
             b'#' => self.comment_here(),
             b'\n' => self.pos += 1,
@@ -555,6 +575,17 @@ impl<'a> Lexer<'a> {
 
     /// `keyval` inside an inline table.
     fn inline_keyval(&mut self) {
+        if let Some(Frame::Deep { .. }) = self.frames.last() {
+            if self.key().is_none() {
+                self.junk();
+                return;
+            }
+            if let Ok((r, _)) = keyval_sep(self.rest()) {
+                self.advance(r);
+                self.value(String::new());
+            }
+            return;
+        }
         let Some(Frame::Inline { path, .. }) = self.frames.last() else {
             return;
         };

@@ -591,8 +591,19 @@ proptest::proptest! {
 }
 
 #[test]
+fn fast_lexer_matches_oracle_on_a_break_after_a_broken_key() {
+    // The line break after `"s # x".` is skipped as junk, yet starts inner lines.
+    agrees_with_oracle(b"c = {\"s # x\".\n}");
+    agrees_with_oracle(b"c = [{a.\n}, 1]\nd = 2\n");
+}
+
+#[test]
 fn fast_lexer_matches_oracle_on_nesting() {
     let n = 300;
+    let src = format!("a = {}\n# c\n1{}\n", "[\n{b = ".repeat(n), "}]".repeat(n));
+    agrees_with_oracle(src.as_bytes());
+    let src = format!("a = {}", "{b = [\n".repeat(n));
+    agrees_with_oracle(src.as_bytes());
     let src = format!("a = {}1{}\n", "{b = ".repeat(n), "}".repeat(n));
     agrees_with_oracle(src.as_bytes());
     let src = format!("[[t]]\nx = [{}{{k = 1}}{}]\n", "[".repeat(n), "]".repeat(n));
@@ -601,22 +612,72 @@ fn fast_lexer_matches_oracle_on_nesting() {
 
 #[test]
 fn deeply_nested_inline_tables_lex_in_linear_time() {
-    // 100,000 levels: with a path cloned per level this took minutes and tens of gigabytes.
+    // 100,000 levels: with a path cloned per level this took minutes and tens of gigabytes;
+    // a record per level took 20 times the file. Levels beyond RECORDED_DEPTH are lexed
+    // but not recorded.
     let n = 100_000;
+    let depth = lexer::RECORDED_DEPTH;
     let src = format!("a = {}1{}\nz = 2\n", "{b = ".repeat(n), "}".repeat(n));
     let s = scan(src.as_bytes());
-    assert_eq!(s.lexed.keys.len(), n + 2);
+    assert_eq!(s.lexed.keys.len(), depth + 2);
     assert_eq!(s.lexed.unclosed, None);
     assert!(s.lexed.inner_lines.is_empty());
     assert_eq!(s.stmts.len(), 2);
-    // Each `b` is in the table its parent names: no two levels share a table, and `z` is
-    // back in the root table with `a`.
+    // Each recorded `b` is in the table its parent names: no two levels share a table, and
+    // `z` is back in the root table with `a`.
     let ctx: Vec<u32> = s.lexed.keys.iter().map(|k| k.context).collect();
-    let distinct: std::collections::HashSet<u32> = ctx[..=n].iter().copied().collect();
-    assert_eq!(distinct.len(), n + 1);
-    assert_eq!(ctx[0], ctx[n + 1]);
+    let distinct: std::collections::HashSet<u32> = ctx[..=depth].iter().copied().collect();
+    assert_eq!(distinct.len(), depth + 1);
+    assert_eq!(ctx[0], ctx[depth + 1]);
+    // The 81st container is where the validating parser stops.
+    assert_eq!(s.too_deep, Some(4 + 5 * lexer::MAX_DEPTH));
     let doc = Document::parse(src.as_bytes(), &Toml);
     assert!(doc.problems.is_empty(), "{:?}", doc.problems);
+}
+
+#[test]
+fn nesting_deeper_than_the_validating_parser_accepts_is_refused_before_an_edit() {
+    let deep = |n: usize| format!("x = 1\na = {}1{}\n", "[".repeat(n), "]".repeat(n));
+    let ok = deep(lexer::MAX_DEPTH);
+    assert_eq!(scan(ok.as_bytes()).too_deep, None);
+    let doc = Document::parse(ok.as_bytes(), &Toml);
+    assert_eq!(Toml.check_input(&doc), Ok(()));
+    let bad = deep(lexer::MAX_DEPTH + 1);
+    let doc = Document::parse(bad.as_bytes(), &Toml);
+    let err = Toml.check_input(&doc).expect_err("too deep");
+    assert!(
+        err.contains("line 2, column 85") && err.contains("80") && err.contains("[tables]"),
+        "{err}"
+    );
+    // toml_edit refuses it as well.
+    assert!(toml_edit::Document::parse(bad.as_str()).is_err());
+}
+
+#[test]
+fn unrecorded_levels_keep_comments_and_inner_lines() {
+    let n = lexer::RECORDED_DEPTH + 20;
+    let src = format!(
+        "a = {}'''x\n# not'''\n# inside \"{{\"\n{}\n# after\nb = 1\n",
+        "[{k = ".repeat(n),
+        "}]".repeat(n)
+    );
+    agrees_with_oracle(src.as_bytes());
+    let s = scan(src.as_bytes());
+    let texts: Vec<&[u8]> = s
+        .lexed
+        .comments
+        .iter()
+        .map(|c| c.text.of(src.as_bytes()))
+        .collect();
+    assert_eq!(texts, vec![&b"# inside \"{\""[..], b"# after"]);
+    let inside = s.lexed.comments[0].text.start;
+    assert!(
+        s.lexed
+            .is_inner(crate::lines::line_start(src.as_bytes(), inside))
+    );
+    assert!(s.lexed.comments[1].alone);
+    assert_eq!(s.stmts.len(), 2);
+    assert_eq!(s.lexed.inner_lines.len(), 1);
 }
 
 #[test]
@@ -688,7 +749,10 @@ fn the_fast_check_leaves_invalid_files_to_toml_edit() {
     for f in files {
         assert!(!super::sure::surely_valid(f.as_bytes()), "{f:?}");
         assert!(!toml_edit_accepts(f.as_bytes()), "{f:?}");
-        assert!(super::validate::check_input(f.as_bytes()).is_err(), "{f:?}");
+        assert!(
+            super::validate::check_input(f.as_bytes(), &scan(f.as_bytes())).is_err(),
+            "{f:?}"
+        );
     }
 }
 

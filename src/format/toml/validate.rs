@@ -21,8 +21,19 @@ use crate::marker::Identity;
 /// Files up to this size are parsed whole with toml_edit.
 pub(super) const FULL_PARSE: usize = 1 << 20;
 
-/// Parses a whole file as read with toml_edit.
-pub(super) fn check_input(src: &[u8]) -> Result<(), String> {
+/// Checks a whole file as read (scanned as `scan`): nesting toml_edit would refuse, then
+/// the fast recognizer, then toml_edit.
+pub(super) fn check_input(src: &[u8], scan: &Scan) -> Result<(), String> {
+    if let Some(at) = scan.too_deep {
+        return Err(format!(
+            "not valid TOML at line {}, column {}: arrays and inline tables nested more than {} \
+             deep, more than TOML readers such as toml_edit accept; write the inner levels as \
+             [tables] instead",
+            crate::lines::line_of(src, at),
+            crate::lines::column_of(src, at),
+            super::lexer::MAX_DEPTH
+        ));
+    }
     if super::sure::surely_valid(src) {
         return Ok(());
     }
