@@ -351,6 +351,24 @@ impl Tables {
         id
     }
 
+    /// The steps from the table `id` up to (not including) the root, innermost first.
+    fn chain(&self, id: u32) -> impl Iterator<Item = Stored> + '_ {
+        let mut at = id;
+        std::iter::from_fn(move || {
+            if at == 0 {
+                return None;
+            }
+            let &(parent, stored) = self.nodes.get(at as usize)?;
+            at = parent;
+            Some(stored)
+        })
+    }
+
+    /// The text of a stored key segment.
+    fn name(&self, start: usize, len: usize) -> &[u8] {
+        self.names.get(start..start + len).unwrap_or_default()
+    }
+
     /// The canonical path of a table (see [`Scan::path`]).
     fn path(&self, id: u32) -> String {
         let mut chain = Vec::new();
@@ -369,8 +387,7 @@ impl Tables {
                     if k > 0 {
                         out.push(SEP);
                     }
-                    let name = self.names.get(start..start + len).unwrap_or_default();
-                    out.push_str(&String::from_utf8_lossy(name));
+                    out.push_str(&String::from_utf8_lossy(self.name(start, len)));
                 }
                 Stored::Elem(at) => {
                     out.push(ELEM);
@@ -398,12 +415,6 @@ pub(crate) struct Header {
     pub(crate) table: u32,
     /// True for `[[...]]`.
     pub(crate) array: bool,
-}
-
-/// The first segment of a canonical path.
-pub(crate) fn first_segment(path: &str) -> &str {
-    let end = path.find([SEP, ELEM]).unwrap_or(path.len());
-    &path[..end]
 }
 
 /// A key/value statement at the top level of a table (not inside an inline table).
@@ -455,7 +466,46 @@ impl Scan {
 
     /// The first segment of a header's path (without an element number).
     pub(crate) fn first(&self, h: &Header) -> String {
-        first_segment(&self.path(h)).to_owned()
+        String::from_utf8_lossy(self.first_name(h)).into_owned()
+    }
+
+    /// The decoded first segment of a header's path, borrowed.
+    pub(crate) fn first_name(&self, h: &Header) -> &[u8] {
+        let mut name: &[u8] = b"";
+        for s in self.tables.chain(h.table) {
+            if let Stored::Key { start, len } = s {
+                name = self.tables.name(start, len);
+            }
+        }
+        name
+    }
+
+    /// True when the header's path holds an element number (its table is, or lies inside,
+    /// an element of an array of tables).
+    pub(crate) fn in_array(&self, h: &Header) -> bool {
+        self.tables
+            .chain(h.table)
+            .any(|s| !matches!(s, Stored::Key { .. }))
+    }
+
+    /// True when two headers of plain tables (not [`Scan::in_array`]), `h` of this scan and
+    /// `oh` of `other`, have the same path; compared without building either.
+    pub(crate) fn same_plain_path(&self, h: &Header, other: &Self, oh: &Header) -> bool {
+        let mut a = self.tables.chain(h.table);
+        let mut b = other.tables.chain(oh.table);
+        loop {
+            match (a.next(), b.next()) {
+                (None, None) => return true,
+                (
+                    Some(Stored::Key { start, len }),
+                    Some(Stored::Key {
+                        start: ostart,
+                        len: olen,
+                    }),
+                ) if self.tables.name(start, len) == other.tables.name(ostart, olen) => {}
+                _ => return false,
+            }
+        }
     }
 }
 
