@@ -17,9 +17,9 @@ use rustc_hash::{FxBuildHasher, FxHashMap};
 use nom::{
     IResult, Parser,
     branch::alt,
-    bytes::complete::{tag, take_while, take_while1},
+    bytes::complete::{tag, take_while},
     combinator::{opt, recognize},
-    sequence::{delimited, pair},
+    sequence::pair,
 };
 
 use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
@@ -69,9 +69,46 @@ pub(crate) const fn is_bare(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
 }
 
+/// Bit 1: a byte of an unquoted key ([`is_bare`]); bit 2: a byte of a bare value.
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        if is_bare(c) {
+            t[b] |= 1;
+        }
+        if c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'_' | b'.' | b':') {
+            t[b] |= 2;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// The error of a token production that does not match.
+fn no<'a, T>(i: In<'a>, kind: nom::error::ErrorKind) -> IResult<In<'a>, T> {
+    Err(nom::Err::Error(nom::error::Error::new(i, kind)))
+}
+
+/// The longest prefix of `i` whose bytes are all of the class `bit`, when not empty. The
+/// token productions that run on every key and value use this byte loop; it matches what
+/// `take_while1` does (the test oracle keeps the combinator forms, and a property test
+/// compares them).
+fn class_run(i: In<'_>, bit: u8) -> Res<'_> {
+    let n = i
+        .iter()
+        .position(|b| CLASS[*b as usize] & bit == 0)
+        .unwrap_or(i.len());
+    if n == 0 {
+        return no(i, nom::error::ErrorKind::TakeWhile1);
+    }
+    Ok((&i[n..], &i[..n]))
+}
+
 /// `unquoted-key = 1*( ALPHA / DIGIT / "-" / "_" )`
 pub(crate) fn unquoted_key(i: In<'_>) -> Res<'_> {
-    take_while1(is_bare)(i)
+    class_run(i, 1)
 }
 
 /// The inside of a basic string, up to its closing quote or the end of the line.
@@ -101,17 +138,27 @@ fn basic_body(i: In<'_>) -> Res<'_> {
 
 /// `basic-string = %x22 *basic-char %x22`
 pub(crate) fn basic_string(i: In<'_>) -> Res<'_> {
-    recognize(delimited(tag(&b"\""[..]), basic_body, tag(&b"\""[..]))).parse(i)
+    if i.first() != Some(&b'"') {
+        return no(i, nom::error::ErrorKind::Tag);
+    }
+    let (rest, body) = basic_body(&i[1..])?;
+    if rest.first() != Some(&b'"') {
+        return no(rest, nom::error::ErrorKind::Tag);
+    }
+    let n = body.len() + 2;
+    Ok((&i[n..], &i[..n]))
 }
 
 /// `literal-string = %x27 *literal-char %x27`
 pub(crate) fn literal_string(i: In<'_>) -> Res<'_> {
-    recognize(delimited(
-        tag(&b"'"[..]),
-        take_while(|b| b != b'\'' && b != b'\n'),
-        tag(&b"'"[..]),
-    ))
-    .parse(i)
+    if i.first() != Some(&b'\'') {
+        return no(i, nom::error::ErrorKind::Tag);
+    }
+    match memchr::memchr2(b'\'', b'\n', &i[1..]) {
+        Some(p) if i[1 + p] == b'\'' => Ok((&i[p + 2..], &i[..p + 2])),
+        Some(p) => no(&i[1 + p..], nom::error::ErrorKind::Tag),
+        None => no(&i[i.len()..], nom::error::ErrorKind::Tag),
+    }
 }
 
 /// The end of a multi-line string body: the offset after the closing delimiter (a run of
@@ -216,13 +263,19 @@ pub(crate) fn dot_sep(i: In<'_>) -> Res<'_> {
 
 /// `keyval-sep = ws "=" ws`
 pub(crate) fn keyval_sep(i: In<'_>) -> Res<'_> {
-    recognize((ws, tag(&b"="[..]), ws)).parse(i)
+    let blank = |s: &[u8]| s.iter().take_while(|b| **b == b' ' || **b == b'\t').count();
+    let a = blank(i);
+    if i.get(a) != Some(&b'=') {
+        return no(&i[a..], nom::error::ErrorKind::Tag);
+    }
+    let n = a + 1 + blank(&i[a + 1..]);
+    Ok((&i[n..], &i[..n]))
 }
 
 /// `bare-value = 1*( ALPHA / DIGIT / "+" / "-" / "_" / "." / ":" ) [ " " time ]`: numbers,
 /// booleans, `inf`, `nan`, dates and times (a date and a time may be separated by a space).
 pub(crate) fn bare_value(i: In<'_>) -> Res<'_> {
-    let word = |i| take_while1(|b: u8| b.is_ascii_alphanumeric() || b"+-_.:".contains(&b))(i);
+    let word = |i| class_run(i, 2);
     let (rest, v) = word(i)?;
     let is_date = v.len() == 10
         && v.iter().enumerate().all(|(k, b)| {

@@ -612,3 +612,68 @@ fn escaped(text: &str) -> String {
         .replace(SEP, "\\s")
         .replace(ELEM, "\\e")
 }
+
+/// The token productions as nom combinators, as the lexer first wrote them: the lexer's
+/// byte loops for its hottest tokens must match them (a property test in `tests.rs`).
+pub(crate) mod tokens {
+    use nom::{
+        IResult, Parser,
+        bytes::complete::{tag, take_while, take_while1},
+        combinator::recognize,
+        sequence::delimited,
+    };
+
+    type In<'a> = &'a [u8];
+    type Res<'a> = IResult<In<'a>, In<'a>>;
+
+    /// `unquoted-key = 1*( ALPHA / DIGIT / "-" / "_" )`
+    pub(crate) fn unquoted_key(i: In<'_>) -> Res<'_> {
+        take_while1(super::is_bare)(i)
+    }
+
+    /// The inside of a basic string: escapes skipped, up to `"` or a line break (a
+    /// backslash before a line break, or at the end, is kept and ends it).
+    fn basic_body(i: In<'_>) -> Res<'_> {
+        let mut k = 0;
+        while k < i.len() {
+            match i[k] {
+                b'"' | b'\n' => return Ok((&i[k..], &i[..k])),
+                b'\\' if i.get(k + 1).is_some_and(|b| *b != b'\n') => {
+                    k += 2;
+                    if k >= i.len() {
+                        return Ok((&i[i.len()..], i));
+                    }
+                }
+                b'\\' => return Ok((&i[k + 1..], &i[..k + 1])),
+                _ => k += 1,
+            }
+        }
+        Ok((&i[i.len()..], i))
+    }
+
+    /// `basic-string = %x22 *basic-char %x22`
+    pub(crate) fn basic_string(i: In<'_>) -> Res<'_> {
+        recognize(delimited(tag(&b"\""[..]), basic_body, tag(&b"\""[..]))).parse(i)
+    }
+
+    /// `literal-string = %x27 *literal-char %x27`
+    pub(crate) fn literal_string(i: In<'_>) -> Res<'_> {
+        recognize(delimited(
+            tag(&b"'"[..]),
+            take_while(|b| b != b'\'' && b != b'\n'),
+            tag(&b"'"[..]),
+        ))
+        .parse(i)
+    }
+
+    /// `keyval-sep = ws "=" ws`
+    pub(crate) fn keyval_sep(i: In<'_>) -> Res<'_> {
+        let ws = take_while(|b| b == b' ' || b == b'\t');
+        recognize((ws, tag(&b"="[..]), take_while(|b| b == b' ' || b == b'\t'))).parse(i)
+    }
+
+    /// The word of a bare value.
+    pub(crate) fn bare_word(i: In<'_>) -> Res<'_> {
+        take_while1(|b: u8| b.is_ascii_alphanumeric() || b"+-_.:".contains(&b))(i)
+    }
+}

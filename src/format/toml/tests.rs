@@ -710,6 +710,7 @@ fn the_fast_check_accepts_common_files() {
          module = \"b\"\n[tool.mypy.overrides.x]\nk = 1.5\n",
         "a.b.c = 1\na.b.d = \"\\u00e9\\t\\\"\"\n'quoted key' = { x = 1, y.z = [ {q = 1}, {q = 2} ] }\r\n\
          arr = [\n  1, # one\n  2,\n]\ns = \"\"\"\nline \\\n  joined \"\" ok\"\"\"\"\n",
+        "[a]#c\nb = 1#c\nc = \"x\"#c\nd = [1]#c\ne = {f = 1}#c\n\t g = [ # c\n\n ]\n",
     ];
     for f in files {
         assert!(toml_edit_accepts(f.as_bytes()), "{f}");
@@ -834,4 +835,35 @@ fn the_fast_check_is_often_sure_of_valid_sequences() {
         }
     }
     assert!(valid > 200 && sure * 10 > valid * 7, "{sure} of {valid}");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+    #[test]
+    fn hot_token_loops_match_their_combinators(src in proptest::collection::vec(
+        proptest::sample::select(b"ab_-9+.: \t=\"'\\\n\r#\xc3\xa9".to_vec()), 0..40
+    )) {
+        use super::oracle::tokens as t;
+        let same = |a: nom::IResult<&[u8], &[u8]>, b: nom::IResult<&[u8], &[u8]>| {
+            a.ok() == b.ok()
+        };
+        proptest::prop_assert!(same(lexer::unquoted_key(&src), t::unquoted_key(&src)));
+        proptest::prop_assert!(same(lexer::basic_string(&src), t::basic_string(&src)));
+        proptest::prop_assert!(same(lexer::literal_string(&src), t::literal_string(&src)));
+        proptest::prop_assert!(same(lexer::keyval_sep(&src), t::keyval_sep(&src)));
+        // A bare value is its word, and a date takes a time after a space.
+        if let (Ok((_, v)), Ok((_, w))) = (lexer::bare_value(&src), t::bare_word(&src)) {
+            proptest::prop_assert!(v.starts_with(w));
+        } else {
+            proptest::prop_assert!(lexer::bare_value(&src).is_err() && t::bare_word(&src).is_err());
+        }
+        // Quoted strings: the first bytes are what decides; put a quote first as well.
+        for q in [b'"', b'\''] {
+            let mut s = vec![q];
+            s.extend_from_slice(&src);
+            proptest::prop_assert!(same(lexer::basic_string(&s), t::basic_string(&s)));
+            proptest::prop_assert!(same(lexer::literal_string(&s), t::literal_string(&s)));
+        }
+    }
 }
