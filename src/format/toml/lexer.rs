@@ -69,7 +69,8 @@ pub(crate) const fn is_bare(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
 }
 
-/// Bit 1: a byte of an unquoted key ([`is_bare`]); bit 2: a byte of a bare value.
+/// Bit 1: a byte of an unquoted key ([`is_bare`]); bit 2: a byte of a bare value; bit 4:
+/// a byte that stops a basic string's body (`"`, `\`, a line break).
 static CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut b = 0;
@@ -80,6 +81,9 @@ static CLASS: [u8; 256] = {
         }
         if c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'_' | b'.' | b':') {
             t[b] |= 2;
+        }
+        if matches!(c, b'"' | b'\\' | b'\n') {
+            t[b] |= 4;
         }
         b += 1;
     }
@@ -114,7 +118,7 @@ pub(crate) fn unquoted_key(i: In<'_>) -> Res<'_> {
 /// The inside of a basic string, up to its closing quote or the end of the line.
 fn basic_body(i: In<'_>) -> Res<'_> {
     // Most strings are short: look at their first bytes one by one before a vector search.
-    let stop = |b: &u8| matches!(b, b'"' | b'\\' | b'\n');
+    let stop = |b: &u8| CLASS[*b as usize] & 4 != 0;
     let find = |hay: &[u8]| match hay.iter().take(24).position(stop) {
         Some(p) => Some(p),
         None if hay.len() <= 24 => None,
