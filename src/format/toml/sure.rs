@@ -97,9 +97,39 @@ const fn is_control(b: u8) -> bool {
     (b < 0x20 && b != b'\t') || b == 0x7f
 }
 
+/// Bit 1: [`is_control`]; bit 2: `"` or `\`; bit 4: `'`. Strings are skipped to their next
+/// byte with a bit set, one table lookup a byte.
+static STOP: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        if is_control(c) {
+            t[b] |= 1;
+        }
+        if c == b'"' || c == b'\\' {
+            t[b] |= 2;
+        }
+        if c == b'\'' {
+            t[b] |= 4;
+        }
+        b += 1;
+    }
+    t
+};
+
 impl Checker<'_> {
     fn peek(&self) -> Option<u8> {
         self.s.get(self.p).copied()
+    }
+
+    /// Moves to the next byte with one of the [`STOP`] bits `bits` set (or the end).
+    fn skip(&mut self, bits: u8) {
+        let rest = &self.s[self.p..];
+        self.p += rest
+            .iter()
+            .position(|b| STOP[*b as usize] & bits != 0)
+            .unwrap_or(rest.len());
     }
 
     fn ws(&mut self) {
@@ -286,15 +316,9 @@ impl Checker<'_> {
                 Some((from, from + n))
             }
             _ => {
-                let n = self.s[start..]
-                    .iter()
-                    .take_while(|b| super::lexer::is_bare(**b))
-                    .count();
-                if n == 0 {
-                    return None;
-                }
-                self.p += n;
-                Some((start, start + n))
+                let (_, k) = super::lexer::unquoted_key(&self.s[start..]).ok()?;
+                self.p += k.len();
+                Some((start, start + k.len()))
             }
         }
     }
@@ -395,7 +419,7 @@ impl Checker<'_> {
                 b'\n' if multi => self.p += 1,
                 b'\r' if multi => self.newline()?,
                 _ if is_control(b) => return None,
-                _ => self.p += 1,
+                _ => self.skip(1 | 2),
             }
         }
     }
@@ -448,7 +472,7 @@ impl Checker<'_> {
                 b'\n' if multi => self.p += 1,
                 b'\r' if multi => self.newline()?,
                 _ if is_control(b) => return None,
-                _ => self.p += 1,
+                _ => self.skip(1 | 4),
             }
         }
     }
