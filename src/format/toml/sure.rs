@@ -193,11 +193,39 @@ impl Checker<'_> {
         }
     }
 
-    fn lookup(&self, parent: u32, name: &[u8]) -> (u64, Option<u32>) {
+    fn slot_of(parent: u32, name: &[u8]) -> u64 {
         let mut h = FxBuildHasher.build_hasher();
         parent.hash(&mut h);
         name.hash(&mut h);
-        let mut slot = h.finish();
+        h.finish()
+    }
+
+    /// Records the plain key `name` in `parent` with one probe of the index in the common
+    /// case; `None` when the name is taken (or its slot holds another leaf: a collision is
+    /// taken as a conflict).
+    fn claim_leaf(&mut self, parent: u32, name: (usize, usize)) -> Option<()> {
+        let text = &self.s[name.0..name.1];
+        let mut slot = Self::slot_of(parent, text);
+        loop {
+            match self.index.entry(slot) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(LEAF);
+                    return Some(());
+                }
+                std::collections::hash_map::Entry::Occupied(o) => {
+                    let id = *o.get();
+                    let n = self.nodes.get(id as usize)?;
+                    if n.parent == parent && &self.s[n.name.0..n.name.1] == text {
+                        return None;
+                    }
+                    slot = slot.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                }
+            }
+        }
+    }
+
+    fn lookup(&self, parent: u32, name: &[u8]) -> (u64, Option<u32>) {
+        let mut slot = Self::slot_of(parent, name);
         loop {
             match self.index.get(&slot) {
                 Some(&LEAF) => return (slot, Some(LEAF)),
@@ -344,15 +372,15 @@ impl Checker<'_> {
                 Some(_) => return None,
             };
         }
-        let (slot, found) = self.lookup(t, &self.s[last.0..last.1]);
-        if found.is_some() {
-            return None;
-        }
         // Only an inline table needs a node: its keys are looked up below it.
         let node = if self.peek() == Some(b'{') {
+            let (slot, found) = self.lookup(t, &self.s[last.0..last.1]);
+            if found.is_some() {
+                return None;
+            }
             self.add(Some(slot), t, *last, Kind::Value)
         } else {
-            self.index.insert(slot, LEAF);
+            self.claim_leaf(t, *last)?;
             0
         };
         self.segs = segs;
