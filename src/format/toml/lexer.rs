@@ -713,17 +713,25 @@ impl<'a> Lexer<'a> {
             self.set_unclosed(open, what);
             self.push_inner(open, len);
         }
-        self.inner.sort_by_key(|s| s.start);
-        let mut merged: Vec<Span> = Vec::with_capacity(self.inner.len());
-        for s in self.inner {
+        // Merged in place: no second list of the same size.
+        let mut merged = std::mem::take(&mut self.inner);
+        merged.sort_by_key(|s| s.start);
+        let mut kept: usize = 0;
+        for r in 0..merged.len() {
+            let s = merged[r];
             if s.is_empty() {
                 continue;
             }
-            match merged.last_mut() {
+            match kept.checked_sub(1).map(|k| &mut merged[k]) {
                 Some(m) if s.start <= m.end => m.end = m.end.max(s.end),
-                _ => merged.push(s),
+                _ => {
+                    merged[kept] = s;
+                    kept += 1;
+                }
             }
         }
+        merged.truncate(kept);
+        merged.shrink_to_fit();
         self.scan.lexed.inner_lines = merged;
         self.tables.index = FxHashMap::default();
         self.scan.tables = self.tables;
