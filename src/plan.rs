@@ -560,6 +560,7 @@ pub fn plan(
     // Containers made by earlier runs and now empty go, one at a time (taking one away
     // can leave its parent empty, and commas are fitted to what remains).
     let mut dropped: Vec<Created> = Vec::new();
+    // (Without such containers on record there is nothing to look for: no lexing.)
     if new != doc.src && !opts.created.is_empty() {
         while let Some((c, mut splices)) = {
             let cur = Document::parse_with(&new, syntax, opts.foreign.as_ref());

@@ -12,6 +12,7 @@ mod normalize;
 #[cfg(test)]
 mod oracle;
 mod place;
+mod sure;
 mod validate;
 
 #[cfg(test)]
@@ -119,7 +120,7 @@ impl Syntax for Toml {
         super::rewrap_by_placement(self, doc, region, at, body)
     }
     fn check_input(&self, doc: &Document<'_>) -> Result<(), String> {
-        validate::check_input(doc.src)
+        validate::check_input(doc.src, &scan_of(doc))
     }
     fn validate(&self, old: &Document<'_>, new: &Document<'_>) -> Result<(), String> {
         validate::validate(old, &scan_of(old), new, &scan_of(new))
