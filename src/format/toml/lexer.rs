@@ -609,11 +609,19 @@ struct Lexer<'a> {
     value_base: u32,
     cur_header: Option<u32>,
     segs: Vec<Span>,
+    /// Which comments are recorded.
+    keep: crate::lex::Keep,
 }
 
 /// Lexes a whole TOML file.
 #[must_use]
 pub(crate) fn scan(src: &[u8]) -> Scan {
+    scan_keeping(src, crate::lex::Keep::All)
+}
+
+/// As [`scan`], recording the comments `keep` asks for.
+#[must_use]
+pub(crate) fn scan_keeping(src: &[u8], keep: crate::lex::Keep) -> Scan {
     let mut scan = Scan::default();
     // About one key, one statement per 40 bytes in typical files.
     scan.lexed.keys.reserve(src.len() / 40);
@@ -640,6 +648,7 @@ pub(crate) fn scan(src: &[u8]) -> Scan {
         value_base: 0,
         cur_header: None,
         segs: Vec::new(),
+        keep,
     };
     lx.run();
     lx.finish()
@@ -795,19 +804,21 @@ impl<'a> Lexer<'a> {
             return;
         };
         let start = self.pos;
-        let ls = crate::document::line_start(self.src, start);
-        let before = &self.src[ls..start];
-        let before = if ls == 0 {
-            before.strip_prefix(b"\xef\xbb\xbf").unwrap_or(before)
-        } else {
-            before
-        };
-        let alone = before.iter().all(|b| *b == b' ' || *b == b'\t');
-        self.scan.lexed.comments.push(Comment {
-            text: Span::new(start, start + text.len()),
-            alone,
-            context: self.ctx(),
-        });
+        if self.keep.keeps(text) {
+            let ls = crate::document::line_start(self.src, start);
+            let before = &self.src[ls..start];
+            let before = if ls == 0 {
+                before.strip_prefix(b"\xef\xbb\xbf").unwrap_or(before)
+            } else {
+                before
+            };
+            let alone = before.iter().all(|b| *b == b' ' || *b == b'\t');
+            self.scan.lexed.comments.push(Comment {
+                text: Span::new(start, start + text.len()),
+                alone,
+                context: self.ctx(),
+            });
+        }
         self.advance(r);
     }
 

@@ -38,7 +38,14 @@ impl Lexer for Toml {
         lexer::scan(src).lexed
     }
     fn scan(&self, src: &[u8]) -> (Lexed, Option<crate::lex::Scan>) {
-        let mut s = lexer::scan(src);
+        self.scan_keeping(src, crate::lex::Keep::All)
+    }
+    fn scan_keeping(
+        &self,
+        src: &[u8],
+        keep: crate::lex::Keep,
+    ) -> (Lexed, Option<crate::lex::Scan>) {
+        let mut s = lexer::scan_keeping(src, keep);
         let lexed = std::mem::take(&mut s.lexed);
         (lexed, Some(Arc::new(s)))
     }
