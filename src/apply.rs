@@ -774,8 +774,10 @@ const IO_THREADS_PER_CORE: usize = 8;
 /// At most this many worker threads.
 const MAX_THREADS: usize = 64;
 
-/// Runs `apply`: every target of the manifest, in parallel (in order with a dry run, so the
-/// diffs read as one), one outcome per target, in manifest order.
+/// Runs `apply`: every target of the manifest, one outcome per target, in manifest order.
+/// A dry run goes through the files in order, so the diffs read as one; otherwise the files
+/// are edited in batches ([`engine::edit_batch`]: directories locked once, temporary files
+/// synced together, one directory sync and one state record write per directory).
 pub fn run(manifest: &Path, opts: &EditOptions, reporter: &dyn Reporter) -> Vec<FileOutcome> {
     let failed = |path: &Path, e: Error| engine::report_failure(path, opts.format, e, reporter);
     let text = match fs_err::read_to_string(manifest) {
@@ -792,9 +794,9 @@ pub fn run(manifest: &Path, opts: &EditOptions, reporter: &dyn Reporter) -> Vec<
         }
     };
     let env = |k: &str| std::env::var(k).ok();
-    // Where each entry's target really is (expanded, symlinks resolved), in parallel: it is
-    // a few system calls per entry.
-    let located: Vec<Result<(PathBuf, PathBuf), (PathBuf, Error)>> = m
+    // Where each entry's target really is (expanded, symlinks followed), in parallel: it is
+    // a few system calls per entry. Each directory is then canonicalized once.
+    let located: Vec<Result<(PathBuf, io::Located), (PathBuf, Error)>> = m
         .entries
         .par_iter()
         .map(|e| {
@@ -804,31 +806,50 @@ pub fn run(manifest: &Path, opts: &EditOptions, reporter: &dyn Reporter) -> Vec<
                     let msg = format!("{}:{}: `path`: {msg}", manifest.display(), e.line);
                     (PathBuf::from(&e.path), Error::Usage(msg))
                 })?;
-            match io::resolve(&shown) {
-                Ok(real) => Ok((engine::canonical_path(&real), shown)),
+            match io::locate(&shown) {
+                Ok(l) => Ok((shown, l)),
                 Err(err) => Err((shown, err.into())),
             }
         })
         .collect();
+    let parents: BTreeSet<PathBuf> = located
+        .iter()
+        .filter_map(|l| l.as_ref().ok())
+        .filter_map(|(_, l)| plain_parent(&l.real))
+        .collect();
+    let canonical_dirs: HashMap<PathBuf, PathBuf> = parents
+        .into_par_iter()
+        .filter_map(|p| std::fs::canonicalize(&p).ok().map(|c| (p, c)))
+        .collect();
+    let canonical_of = |real: &Path| match (plain_parent(real), real.file_name()) {
+        (Some(p), Some(name)) => match canonical_dirs.get(&p) {
+            Some(dir) => dir.join(name),
+            None => engine::canonical_path(real),
+        },
+        _ => engine::canonical_path(real),
+    };
     let mut early: Vec<(usize, FileOutcome)> = Vec::new();
     let mut targets: Vec<Target<'_>> = Vec::new();
+    let mut where_: Vec<(PathBuf, io::Located)> = Vec::new();
     let mut index: HashMap<PathBuf, usize> = HashMap::new();
     for (e, loc) in m.entries.iter().zip(located) {
-        let (canonical, shown) = match loc {
+        let (shown, l) = match loc {
             Ok(l) => l,
             Err((shown, err)) => {
                 early.push((targets.len(), failed(&shown, err)));
                 continue;
             }
         };
+        let canonical = canonical_of(&l.real);
         match index.get(&canonical) {
             Some(&i) => targets[i].entries.push(e),
             None => {
-                index.insert(canonical, targets.len());
+                index.insert(canonical.clone(), targets.len());
                 targets.push(Target {
                     shown,
                     entries: vec![e],
                 });
+                where_.push((canonical, l));
             }
         }
     }
@@ -840,26 +861,55 @@ pub fn run(manifest: &Path, opts: &EditOptions, reporter: &dyn Reporter) -> Vec<
         })
         .collect();
     reporter.start(jobs.len());
-    let one = |job: &Job<'_>| match &job.cfg {
-        Ok(c) => {
-            let work = |f: Format| job.ops(f, manifest);
-            engine::edit(&job.target.shown, c, &work, reporter)
-        }
-        Err(msg) => failed(&job.target.shown, Error::Usage(msg.clone())),
-    };
     let results: Vec<FileOutcome> = if opts.dry_run {
-        jobs.iter().map(one).collect()
+        jobs.iter()
+            .map(|job| match &job.cfg {
+                Ok(c) => {
+                    let work = |f: Format| job.ops(f, manifest);
+                    engine::edit(&job.target.shown, c, &work, reporter)
+                }
+                Err(msg) => failed(&job.target.shown, Error::Usage(msg.clone())),
+            })
+            .collect()
     } else {
-        // Each file's write waits on fsync far more than it computes: more threads than
-        // cores keep the disk busy (concurrent fsyncs share journal commits).
+        let works: Vec<_> = jobs
+            .iter()
+            .map(|job| move |f: Format| job.ops(f, manifest))
+            .collect();
+        let mut out: Vec<Option<FileOutcome>> = Vec::with_capacity(jobs.len());
+        let mut batch = Vec::new();
+        let mut slots = Vec::new();
+        for (k, ((job, work), (canonical, l))) in jobs.iter().zip(&works).zip(where_).enumerate() {
+            match &job.cfg {
+                Ok(c) => {
+                    batch.push(engine::BatchFile {
+                        path: job.target.shown.clone(),
+                        real: l.real,
+                        canonical,
+                        len: l.len,
+                        opts: c,
+                        work,
+                    });
+                    slots.push(k);
+                    out.push(None);
+                }
+                Err(msg) => out.push(Some(failed(&job.target.shown, Error::Usage(msg.clone())))),
+            }
+        }
+        // Each file's write waits on the disk far more than it computes: more threads than
+        // cores keep the disk busy.
         let threads = std::thread::available_parallelism()
             .map_or(1, std::num::NonZero::get)
             .saturating_mul(IO_THREADS_PER_CORE)
             .min(MAX_THREADS);
-        match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-            Ok(pool) => pool.install(|| jobs.par_iter().map(one).collect()),
-            Err(_) => jobs.par_iter().map(one).collect(),
+        let done = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+            Ok(pool) => pool.install(|| engine::edit_batch(&batch, reporter)),
+            Err(_) => engine::edit_batch(&batch, reporter),
+        };
+        for (k, o) in slots.into_iter().zip(done) {
+            out[k] = Some(o);
         }
+        out.into_iter().flatten().collect()
     };
     reporter.end();
     // Entries whose path could not be expanded go where they were in the manifest.
@@ -873,6 +923,24 @@ pub fn run(manifest: &Path, opts: &EditOptions, reporter: &dyn Reporter) -> Vec<
     }
     all.extend(early.map(|(_, e)| e));
     all
+}
+
+/// The parent of a path whose last component is a plain name (so that the canonical path is
+/// the canonical parent joined with the name); `None` otherwise.
+fn plain_parent(p: &Path) -> Option<PathBuf> {
+    match p.components().next_back() {
+        Some(std::path::Component::Normal(_)) => p
+            .parent()
+            .map(|d| {
+                if d.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    d
+                }
+            })
+            .map(Path::to_path_buf),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

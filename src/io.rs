@@ -15,6 +15,11 @@
 //! 7. [`Staged::commit`] renames the temporary file over the target and then checks the old
 //!    file (still open) for bytes written to it after the read: [`Committed::Changed`] hands
 //!    back what the file holds now, so the caller redoes its edit on that.
+//!
+//! A batch of many files (`apply`) splits the same steps: [`lock_dir`] once per directory,
+//! [`stage`] without a sync, [`Snapshot::release`] (the old file closed; the commit opens it
+//! again and checks it is the same file), one [`sync_file_system`], [`Staged::rename`] per
+//! file, one [`sync_dir`] per directory, then [`Following::finish`] per file.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -136,6 +141,42 @@ pub(crate) fn resolve(path: &Path) -> Result<PathBuf, IoError> {
     Ok(p)
 }
 
+/// Where a target really is: [`resolve`]'s path, and the size of the file there (0 when
+/// it does not exist or is not a regular file).
+pub(crate) struct Located {
+    /// The file really edited.
+    pub(crate) real: PathBuf,
+    /// Its size.
+    pub(crate) len: u64,
+}
+
+/// [`resolve`], with the size of the file found (from the same `lstat`).
+///
+/// # Errors
+/// When a symlink cannot be read.
+pub(crate) fn locate(path: &Path) -> Result<Located, IoError> {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match fs_err::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = fs_err::read_link(&p)?;
+                p = match p.parent() {
+                    Some(parent) if target.is_relative() => parent.join(target),
+                    _ => target,
+                };
+            }
+            Ok(m) => {
+                return Ok(Located {
+                    real: p,
+                    len: if m.is_file() { m.len() } else { 0 },
+                });
+            }
+            Err(_) => return Ok(Located { real: p, len: 0 }),
+        }
+    }
+    Ok(Located { real: p, len: 0 })
+}
+
 fn parent_of(path: &Path) -> PathBuf {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -219,7 +260,15 @@ impl Drop for DirLock {
 /// # Errors
 /// When the directory is missing or cannot be opened or locked.
 pub(crate) fn lock(path: &Path, waiting: &mut dyn FnMut(&Path)) -> Result<DirLock, IoError> {
-    let dir = parent_of(path);
+    lock_dir(&parent_of(path), waiting)
+}
+
+/// Locks the directory `dir` itself, as [`lock`] locks a file's directory.
+///
+/// # Errors
+/// As [`lock`].
+pub(crate) fn lock_dir(dir: &Path, waiting: &mut dyn FnMut(&Path)) -> Result<DirLock, IoError> {
+    let dir = dir.to_path_buf();
     if !dir.is_dir() {
         return Err(IoError::NoParent(dir));
     }
@@ -380,28 +429,53 @@ fn refuse_special(path: &Path, meta: &std::fs::Metadata) -> Result<(), IoError> 
 /// else than a regular file (after following symlinks) is refused before it is opened; the
 /// open itself does not block (a FIFO swapped in meanwhile) and its result is checked again.
 fn open_regular(path: &Path) -> Result<Option<(File, Vec<u8>)>, IoError> {
+    Ok(open_regular_id(path)?.map(|(f, b, _)| (f, b)))
+}
+
+/// [`open_regular`], with the file's device and inode (from the same `fstat`).
+fn open_regular_id(path: &Path) -> Result<Option<(File, Vec<u8>, FileId)>, IoError> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(at(path, e)),
     };
     refuse_special(path, &meta)?;
-    let mut file = std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
         .map_err(|e| at(path, e))?;
     let meta = file.metadata().map_err(|e| at(path, e))?;
     refuse_special(path, &meta)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0).saturating_add(1));
-    file.read_to_end(&mut bytes).map_err(|e| at(path, e))?;
+    let len = usize::try_from(meta.len()).unwrap_or(0);
+    let bytes = read_sized(&file, len).map_err(|e| at(path, e))?;
     if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
         return Err(IoError::Utf16(path.to_path_buf()));
     }
     if memchr::memchr(0, &bytes).is_some() {
         return Err(IoError::Binary(path.to_path_buf()));
     }
-    Ok(Some((file, bytes)))
+    Ok(Some((file, bytes, (meta.dev(), meta.ino()))))
+}
+
+/// Reads an open file of about `len` bytes to its end, from where it stands: the buffer is
+/// sized once (`read_to_end` would ask the size and position again).
+fn read_sized(mut file: &File, len: usize) -> std::io::Result<Vec<u8>> {
+    let mut bytes = vec![0u8; len.saturating_add(1)];
+    let mut filled = 0;
+    loop {
+        if filled == bytes.len() {
+            bytes.resize(bytes.len().saturating_mul(2).max(4096), 0);
+        }
+        match file.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    bytes.truncate(filled);
+    Ok(bytes)
 }
 
 /// Reads a file; `None` when it does not exist.
@@ -412,13 +486,82 @@ pub(crate) fn read(path: &Path) -> Result<Option<Vec<u8>>, IoError> {
     Ok(open_regular(path)?.map(|(_, bytes)| bytes))
 }
 
+/// The bytes of a file read by [`read_mapped`]: copied into memory, or mapped.
+pub(crate) enum Contents {
+    /// Read into a buffer (small files).
+    Read(Vec<u8>),
+    /// Mapped read-only (large files).
+    Mapped(memmap2::Mmap),
+}
+
+impl std::ops::Deref for Contents {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Self::Read(v) => v,
+            Self::Mapped(m) => m,
+        }
+    }
+}
+
+/// Files at least this large are mapped by [`read_mapped`] rather than read; below it, a
+/// read costs less than setting up and tearing down a mapping.
+const MAP_FROM: u64 = 1 << 20;
+
+/// Reads a file for a command that never writes it (`list`, `check`); `None` when it does
+/// not exist. The same files are refused as by [`read`]. A file of 1 MB or more is mapped
+/// rather than copied: the kernel hands over its cached pages instead of copying them into a
+/// fresh, zeroed buffer (most of the system time of `list` on a large file).
+///
+/// Caveat: if another program truncates the file while it is mapped, reading a page past the
+/// new end raises `SIGBUS`, which ends the process (exit status 135, no message). A
+/// read-only command writes nothing, so nothing is left half-done; run it again. Commands
+/// that write never use this: they read with [`snapshot`], into memory.
+///
+/// # Errors
+/// As [`read`].
+pub(crate) fn read_mapped(path: &Path) -> Result<Option<Contents>, IoError> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(at(path, e)),
+    };
+    refuse_special(path, &meta)?;
+    if meta.len() < MAP_FROM {
+        return Ok(read(path)?.map(Contents::Read));
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| at(path, e))?;
+    let meta = file.metadata().map_err(|e| at(path, e))?;
+    refuse_special(path, &meta)?;
+    // SAFETY: the mapping is read-only and private to this process; its bytes are only ever
+    // read as `&[u8]`. Another program changing the file meanwhile can change what is read
+    // (as a concurrent write would with `read`), and truncating it raises SIGBUS (see above).
+    let map =
+        unsafe { memmap2::MmapOptions::new().populate().map(&file) }.map_err(|e| at(path, e))?;
+    let _ = map.advise(memmap2::Advice::Sequential);
+    if map.starts_with(b"\xFF\xFE") || map.starts_with(b"\xFE\xFF") {
+        return Err(IoError::Utf16(path.to_path_buf()));
+    }
+    if memchr::memchr(0, &map).is_some() {
+        return Err(IoError::Binary(path.to_path_buf()));
+    }
+    Ok(Some(Contents::Mapped(map)))
+}
+
 /// A file as read for an edit, kept open so that writes to it after the read can be found.
 /// The bytes read go to the caller (see [`snapshot`]), who hands them back to
 /// [`Staged::commit`].
 pub(crate) struct Snapshot {
     path: PathBuf,
-    /// The file as opened; `None` when it did not exist.
+    /// The file as opened; `None` when it did not exist, or after [`Snapshot::release`].
     file: Option<File>,
+    /// The device and inode of the file read; `None` when it did not exist.
+    id: Option<(u64, u64)>,
     /// What the open file held when it was read, when that is not the content handed out:
     /// after a lost update, the content is the old file's bytes and what was appended to
     /// the new one, while the file on disk holds the new one.
@@ -430,18 +573,28 @@ pub(crate) struct Snapshot {
 /// # Errors
 /// As [`read`].
 pub(crate) fn snapshot(path: &Path) -> Result<(Snapshot, Option<Vec<u8>>), IoError> {
-    let (file, bytes) = match open_regular(path)? {
-        Some((f, b)) => (Some(f), Some(b)),
-        None => (None, None),
+    let (file, bytes, id) = match open_regular_id(path)? {
+        Some((f, b, id)) => (Some(f), Some(b), Some(id)),
+        None => (None, None, None),
     };
     Ok((
         Snapshot {
             path: path.to_path_buf(),
             file,
+            id,
             seen: None,
         },
         bytes,
     ))
+}
+
+/// A file's device and inode.
+type FileId = (u64, u64);
+
+/// The device and inode of an open file.
+fn id_of(f: &File) -> std::io::Result<FileId> {
+    let m = f.metadata()?;
+    Ok((m.dev(), m.ino()))
 }
 
 impl Snapshot {
@@ -450,6 +603,33 @@ impl Snapshot {
     #[must_use]
     pub(crate) const fn pending(&self) -> bool {
         self.seen.is_some()
+    }
+
+    /// Closes the file read (a batch of many files does not keep them all open); the commit
+    /// opens it again and checks that it is the same file (device and inode) with the same
+    /// bytes before it replaces it, so nothing written to it in between can be missed.
+    pub(crate) fn release(&mut self) {
+        self.file = None;
+    }
+
+    /// Opens again the file read, after [`Snapshot::release`]: false when the path no longer
+    /// names it.
+    fn reopen(&mut self) -> Result<bool, IoError> {
+        let Some(id) = self.id else { return Ok(false) };
+        let f = match std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(&self.path)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(at(&self.path, e)),
+        };
+        if id_of(&f).map_err(|e| at(&self.path, e))? != id {
+            return Ok(false);
+        }
+        self.file = Some(f);
+        Ok(true)
     }
 
     /// The file read again after it changed before our rename. Content carried over from
@@ -471,7 +651,10 @@ impl Snapshot {
     /// Whether `path` still names the file read, holding the same bytes (`content`: what
     /// was handed out with the snapshot) or those with more appended (appends are carried
     /// over after the rename, see [`Staged::commit`]).
-    fn still_current(&self, content: &[u8]) -> Result<bool, IoError> {
+    fn still_current(&mut self, content: &[u8]) -> Result<bool, IoError> {
+        if self.id.is_some() && self.file.is_none() && !self.reopen()? {
+            return Ok(false);
+        }
         let Some(file) = &self.file else {
             return Ok(matches!(std::fs::symlink_metadata(&self.path),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound));
@@ -492,7 +675,7 @@ fn starts_with(file: &File, bytes: &[u8]) -> std::io::Result<bool> {
     if file.metadata()?.len() < bytes.len() as u64 {
         return Ok(false);
     }
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = vec![0u8; bytes.len().clamp(1, 64 * 1024)];
     let mut pos = 0;
     loop {
         let want = (bytes.len() - pos).min(buf.len());
@@ -522,7 +705,7 @@ fn read_all_at(file: &File) -> std::io::Result<Vec<u8>> {
 fn read_from(file: &File, start: usize) -> std::io::Result<Vec<u8>> {
     let len = usize::try_from(file.metadata()?.len()).unwrap_or(0);
     let mut out = Vec::with_capacity(len.saturating_sub(start));
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = vec![0u8; len.saturating_sub(start).clamp(512, 64 * 1024)];
     loop {
         match file.read_at(&mut buf, (start + out.len()) as u64) {
             Ok(0) => return Ok(out),
@@ -536,11 +719,14 @@ fn read_from(file: &File, start: usize) -> std::io::Result<Vec<u8>> {
 // ---------------------------------------------------------------------------------------
 // Writing
 
-/// A new version of a file, written to a temporary file beside it, not yet in place.
-pub(crate) struct Staged<'a> {
-    tmp: tempfile::NamedTempFile,
+/// A new version of a file, written to a temporary file beside it, not yet in place. The
+/// temporary file is closed once written (a batch of many files does not keep them open);
+/// its device and inode identify it after the rename.
+pub(crate) struct Staged {
+    tmp: tempfile::TempPath,
+    id: (u64, u64),
     target: PathBuf,
-    bytes: &'a [u8],
+    bytes: Vec<u8>,
     warnings: Vec<String>,
 }
 
@@ -575,15 +761,17 @@ fn temp_prefix(target: &Path) -> OsString {
 
 /// Writes `bytes` to a temporary file in the target's directory with the owner, mode
 /// (setuid, setgid and sticky bits included), ACL and extended attributes of the file that
-/// `like` read (a new file: mode 0666 less the umask), and syncs it.
+/// `like` read (a new file: mode 0666 less the umask), and, when `sync`, syncs it (a batch
+/// writes all its temporary files first and syncs them together, see [`sync_file_system`]).
 ///
 /// # Errors
 /// Any I/O error; an ACL that cannot be copied (the new file would be more open).
-pub(crate) fn stage<'a>(
+pub(crate) fn stage(
     target: &Path,
-    bytes: &'a [u8],
+    bytes: Vec<u8>,
     like: &Snapshot,
-) -> Result<Staged<'a>, IoError> {
+    sync: bool,
+) -> Result<Staged, IoError> {
     let dir = parent_of(target);
     let mut tmp = tempfile::Builder::new()
         .prefix(&temp_prefix(target))
@@ -595,7 +783,7 @@ pub(crate) fn stage<'a>(
                 format!("{}: cannot create a temporary file: {e}", dir.display()),
             )
         })?;
-    tmp.write_all(bytes).map_err(|e| at(tmp.path(), e))?;
+    tmp.write_all(&bytes).map_err(|e| at(tmp.path(), e))?;
     let mut warnings = Vec::new();
     match &like.file {
         Some(old) => copy_metadata(old, tmp.as_file(), target, true, &mut warnings)?,
@@ -603,9 +791,13 @@ pub(crate) fn stage<'a>(
             .as_file()
             .set_permissions(std::fs::Permissions::from_mode(0o666 & !umask()))?,
     }
-    tmp.as_file().sync_all()?;
+    if sync {
+        tmp.as_file().sync_all()?;
+    }
+    let id = id_of(tmp.as_file()).map_err(|e| at(tmp.path(), e))?;
     Ok(Staged {
-        tmp,
+        tmp: tmp.into_temp_path(),
+        id,
         target: target.to_path_buf(),
         bytes,
         warnings,
@@ -699,11 +891,11 @@ fn copy_xattrs(
     Ok(())
 }
 
-impl Staged<'_> {
+impl Staged {
     /// The temporary file's path (for `--validate`).
     #[must_use]
     pub(crate) fn path(&self) -> &Path {
-        self.tmp.path()
+        &self.tmp
     }
 
     /// What could not be carried over to the new file (extended attributes the caller may
@@ -711,6 +903,15 @@ impl Staged<'_> {
     #[must_use]
     pub(crate) fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+
+    /// Syncs the temporary file (when it was staged without).
+    ///
+    /// # Errors
+    /// Any I/O error.
+    pub(crate) fn sync(&self) -> Result<(), IoError> {
+        let f = File::open(&self.tmp).map_err(|e| at(&self.tmp, e))?;
+        f.sync_all().map_err(|e| at(&self.tmp, e))
     }
 
     /// Puts the new bytes in place of the file `read` read, unless it changed since: checks
@@ -723,11 +924,31 @@ impl Staged<'_> {
     /// Any I/O error (the target is then unchanged); [`IoError::LostUpdate`] when the old file
     /// was written to *and* the new one rewritten by someone else.
     pub(crate) fn commit(self, read: Snapshot, content: &[u8]) -> Result<Committed, IoError> {
+        match self.rename(read, content)? {
+            Renamed::Changed(s, c) => Ok(Committed::Changed(s, c)),
+            Renamed::Following(f) => {
+                sync_dir(&parent_of(&f.target));
+                f.finish()
+            }
+        }
+    }
+
+    /// The first half of [`Staged::commit`]: the checks, the rename, and the first carrying
+    /// over of bytes appended to the old file. The caller then syncs the directory (a batch:
+    /// once for all its files there) and calls [`Following::finish`].
+    ///
+    /// # Errors
+    /// As [`Staged::commit`].
+    pub(crate) fn rename(self, mut read: Snapshot, content: &[u8]) -> Result<Renamed, IoError> {
         if !read.still_current(content)? {
-            return read.reread(content).map(|(s, c)| Committed::Changed(s, c));
+            return read.reread(content).map(|(s, c)| Renamed::Changed(s, c));
         }
         let Self {
-            tmp, target, bytes, ..
+            tmp,
+            id,
+            target,
+            bytes,
+            ..
         } = self;
         let replace_error = |e: std::io::Error| {
             IoError::Io(std::io::Error::new(
@@ -735,60 +956,155 @@ impl Staged<'_> {
                 format!("{}: cannot replace the file: {e}", target.display()),
             ))
         };
-        let sync_dir = || {
-            if let Ok(d) = File::open(parent_of(&target)) {
-                let _ = d.sync_all();
-            }
-        };
         let Some(old) = read.file else {
             match tmp.persist_noclobber(&target) {
-                Ok(_) => {}
+                Ok(()) => {}
                 Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => {
                     let (s, c) = snapshot(&target)?;
-                    return Ok(Committed::Changed(s, c));
+                    return Ok(Renamed::Changed(s, c));
                 }
                 // A file system without hard links or RENAME_NOREPLACE (FAT, some FUSE
                 // mounts): check, then rename.
                 Err(e) => {
                     if std::fs::symlink_metadata(&target).is_ok() {
                         let (s, c) = snapshot(&target)?;
-                        return Ok(Committed::Changed(s, c));
+                        return Ok(Renamed::Changed(s, c));
                     }
-                    e.file
+                    e.path
                         .persist(&target)
                         .map_err(|e| replace_error(e.error))?;
                 }
             }
-            sync_dir();
-            return Ok(Committed::Done);
+            return Ok(Renamed::Following(Following {
+                old: None,
+                id,
+                target,
+                carried: 0,
+                seen: 0,
+            }));
         };
-        let new = tmp.persist(&target).map_err(|e| replace_error(e.error))?;
+        tmp.persist(&target).map_err(|e| replace_error(e.error))?;
         let seen = read.seen.as_deref().unwrap_or(content);
         let here = |e| at(&target, e);
         if !starts_with(&old, seen).map_err(here)? {
-            return redo(&old, target, bytes);
+            let (s, c) = redo(&old, target, &bytes)?;
+            return Ok(Renamed::Changed(s, c));
         }
         // Bytes appended to the old file by writers that opened it before the rename are
         // appended to the new file: the result is what the append would have made had it
         // come just after our edit. Checked at once (so that one writer's lines keep their
-        // order) and again after the directory sync.
-        let carried = follow_appends(&old, seen.len(), &target, &new)?;
-        sync_dir();
-        let mut total = follow_appends(&old, carried, &target, &new)?;
+        // order) and again after the directory sync (in `finish`).
+        let carried = follow_appends(&old, seen.len(), &target, id)?;
+        Ok(Renamed::Following(Following {
+            old: Some(old),
+            id,
+            target,
+            carried,
+            seen: seen.len(),
+        }))
+    }
+}
+
+/// The outcome of [`Staged::rename`].
+pub(crate) enum Renamed {
+    /// As [`Committed::Changed`]: nothing of ours is in place, or it must be redone.
+    Changed(Snapshot, Option<Vec<u8>>),
+    /// The new file is in place; the old one is followed until [`Following::finish`].
+    Following(Following),
+}
+
+/// A file just renamed into place whose old version (still open) is followed for appends.
+pub(crate) struct Following {
+    old: Option<File>,
+    id: (u64, u64),
+    target: PathBuf,
+    /// How far the old file has been carried over.
+    carried: usize,
+    /// How much of it was read (what the edit was planned on).
+    seen: usize,
+}
+
+impl Following {
+    /// The target's directory (to sync before [`Following::finish`]).
+    #[must_use]
+    pub(crate) fn dir(&self) -> PathBuf {
+        parent_of(&self.target)
+    }
+
+    /// The second half of [`Staged::commit`], after the directory sync: bytes appended to
+    /// the old file since are carried over again, and while another process still holds
+    /// the old file open the commit waits for it, briefly, and carries over what it adds.
+    ///
+    /// # Errors
+    /// As [`Staged::commit`].
+    pub(crate) fn finish(self) -> Result<Committed, IoError> {
+        let Self {
+            old,
+            id,
+            target,
+            carried,
+            seen,
+        } = self;
+        let Some(old) = old else {
+            return Ok(Committed::Done);
+        };
+        let mut total = follow_appends(&old, carried, &target, id)?;
         // A writer that opened the old file before the rename may not have written yet (it
         // was descheduled between its open and its write): while another process still
         // holds the old file open, wait for it, briefly, and carry over what it adds.
         let deadline = std::time::Instant::now() + HELD_OPEN_PATIENCE;
         while others_have_open(&old) == Some(true) && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
-            total = follow_appends(&old, total, &target, &new)?;
+            total = follow_appends(&old, total, &target, id)?;
         }
-        total = follow_appends(&old, total, &target, &new)?;
-        if total != seen.len() {
-            new.sync_all().map_err(here)?;
+        total = follow_appends(&old, total, &target, id)?;
+        if total != seen {
+            sync_ours(&target, id)?;
         }
         Ok(Committed::Done)
     }
+}
+
+/// Syncs a directory (best effort: where directories cannot be opened or synced, the
+/// rename is as durable as the file system makes it).
+pub(crate) fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Syncs the file system holding `dir` (Linux `syncfs`): every temporary file a batch wrote
+/// there reaches the disk with one call instead of one fsync each.
+///
+/// # Errors
+/// Any I/O error; `Unsupported` off Linux (the caller then syncs each file).
+pub(crate) fn sync_file_system(dir: &Path) -> Result<(), IoError> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd as _;
+        let d = File::open(dir).map_err(|e| at(dir, e))?;
+        // SAFETY: syncfs on a descriptor `d` owns; no memory is passed.
+        if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
+            return Err(at(dir, std::io::Error::last_os_error()));
+        }
+        Ok(())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Err(at(
+            dir,
+            std::io::Error::from(std::io::ErrorKind::Unsupported),
+        ))
+    }
+}
+
+/// Syncs `target` if it is still the file `id` (carried-over bytes made durable).
+fn sync_ours(target: &Path, id: (u64, u64)) -> Result<(), IoError> {
+    let f = File::open(target).map_err(|e| at(target, e))?;
+    if id_of(&f).map_err(|e| at(target, e))? == id {
+        f.sync_all().map_err(|e| at(target, e))?;
+    }
+    Ok(())
 }
 
 /// How long a commit waits for another process that still holds the replaced file open
@@ -816,7 +1132,12 @@ fn others_have_open(f: &File) -> Option<bool> {
 
 /// Appends to `target` (still the file `new`) what the old file holds past `from`, until it
 /// stops growing (bounded); returns how far the old file has been carried over.
-fn follow_appends(old: &File, from: usize, target: &Path, new: &File) -> Result<usize, IoError> {
+fn follow_appends(
+    old: &File,
+    from: usize,
+    target: &Path,
+    new: (u64, u64),
+) -> Result<usize, IoError> {
     let mut carried = from;
     for _ in 0..1000 {
         let more = read_from(old, carried).map_err(|e| at(target, e))?;
@@ -831,14 +1152,13 @@ fn follow_appends(old: &File, from: usize, target: &Path, new: &File) -> Result<
 
 /// Appends `bytes` to `target` if it is still the file `ours`; else the bytes cannot go
 /// anywhere safe: [`IoError::LostUpdate`].
-fn append_to(target: &Path, ours: &File, bytes: &[u8]) -> Result<(), IoError> {
+fn append_to(target: &Path, ours: (u64, u64), bytes: &[u8]) -> Result<(), IoError> {
     let f = std::fs::OpenOptions::new()
         .append(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(target)
         .map_err(|e| at(target, e))?;
-    let (a, b) = (f.metadata()?, ours.metadata()?);
-    if (a.dev(), a.ino()) != (b.dev(), b.ino()) {
+    if id_of(&f).map_err(|e| at(target, e))? != ours {
         return Err(IoError::LostUpdate(target.to_path_buf()));
     }
     (&f).write_all(bytes).map_err(|e| at(target, e))
@@ -847,7 +1167,11 @@ fn append_to(target: &Path, ours: &File, bytes: &[u8]) -> Result<(), IoError> {
 /// The old file was rewritten after our read (not just appended to): the snapshot to redo
 /// the edit on: what the old file holds now, with whatever was appended to the new file
 /// (which held `written`) since.
-fn redo(old: &File, target: PathBuf, written: &[u8]) -> Result<Committed, IoError> {
+fn redo(
+    old: &File,
+    target: PathBuf,
+    written: &[u8],
+) -> Result<(Snapshot, Option<Vec<u8>>), IoError> {
     let old_now = read_all_at(old).map_err(|e| at(&target, e))?;
     let Some((file, now)) = open_regular(&target)? else {
         return Err(IoError::LostUpdate(target));
@@ -857,10 +1181,12 @@ fn redo(old: &File, target: PathBuf, written: &[u8]) -> Result<Committed, IoErro
     };
     let mut content = old_now;
     content.extend_from_slice(appended);
-    Ok(Committed::Changed(
+    let id = Some(id_of(&file).map_err(|e| at(&target, e))?);
+    Ok((
         Snapshot {
             path: target,
             file: Some(file),
+            id,
             seen: Some(now),
         },
         Some(content),
@@ -1058,7 +1384,7 @@ mod tests {
     use super::*;
 
     fn commit_done(
-        s: Staged<'_>,
+        s: Staged,
         read: Snapshot,
         content: &[u8],
     ) -> Result<(), Box<dyn std::error::Error>> {
@@ -1075,7 +1401,7 @@ mod tests {
         std::fs::write(&f, "old")?;
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o4750))?;
         let (read, old) = snapshot(&f)?;
-        let s = stage(&f, b"new", &read)?;
+        let s = stage(&f, b"new".to_vec(), &read, true)?;
         assert_eq!(std::fs::read(&f)?, b"old");
         commit_done(s, read, &old.ok_or("exists")?)?;
         assert_eq!(std::fs::read(&f)?, b"new");
@@ -1092,7 +1418,7 @@ mod tests {
         let f = dir.path().join("log");
         std::fs::write(&f, "a\n")?;
         let (read, old) = snapshot(&f)?;
-        let s = stage(&f, b"a\nB\n", &read)?;
+        let s = stage(&f, b"a\nB\n".to_vec(), &read, true)?;
         // Rewritten before the rename: nothing is written, the fresh content comes back.
         std::fs::write(&f, "x\n")?;
         let Committed::Changed(again, now) = s.commit(read, &old.ok_or("exists")?)? else {
@@ -1115,19 +1441,55 @@ mod tests {
         // A writer that opened the file before the rename and writes after it.
         let mut writer = std::fs::OpenOptions::new().append(true).open(&f)?;
         writer.write_all(b"x\n")?;
-        let s = stage(&f, b"a\nB\n", &read)?;
+        let s = stage(&f, b"a\nB\n".to_vec(), &read, true)?;
         commit_done(s, read, &seen)?;
         assert_eq!(std::fs::read(&f)?, b"a\nB\nx\n");
         // The same after the rename, found by following the old file.
         let (read, seen) = snapshot(&f)?;
         let seen = seen.ok_or("exists")?;
         let mut writer = std::fs::OpenOptions::new().append(true).open(&f)?;
-        let s = stage(&f, b"C\n", &read)?;
-        let new = s.tmp.persist(&f)?;
+        let s = stage(&f, b"C\n".to_vec(), &read, true)?;
+        let new = s.id;
+        s.tmp.persist(&f)?;
         writer.write_all(b"y\n")?;
         let old = read.file.ok_or("open")?;
-        assert_eq!(follow_appends(&old, seen.len(), &f, &new)?, seen.len() + 2);
+        assert_eq!(follow_appends(&old, seen.len(), &f, new)?, seen.len() + 2);
         assert_eq!(std::fs::read(&f)?, b"C\ny\n");
+        Ok(())
+    }
+
+    #[test]
+    fn a_released_snapshot_sees_writes_made_before_the_commit()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let f = dir.path().join("log");
+        // Appended to while released: the bytes are carried over.
+        std::fs::write(&f, "a\n")?;
+        let (mut read, seen) = snapshot(&f)?;
+        let s = stage(&f, b"a\nB\n".to_vec(), &read, false)?;
+        read.release();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&f)?
+            .write_all(b"x\n")?;
+        s.sync()?;
+        commit_done(s, read, &seen.ok_or("exists")?)?;
+        assert_eq!(std::fs::read(&f)?, b"a\nB\nx\n");
+        // Replaced by another file while released (an editor's save): nothing is written,
+        // the new file comes back.
+        let (mut read, seen) = snapshot(&f)?;
+        let s = stage(&f, b"C\n".to_vec(), &read, false)?;
+        read.release();
+        let other = dir.path().join("other");
+        std::fs::write(&other, "a\nB\nx\n")?;
+        std::fs::rename(&other, &f)?;
+        let Committed::Changed(_, now) = s.commit(read, &seen.ok_or("exists")?)? else {
+            return Err("a replaced file must be seen".into());
+        };
+        assert_eq!(now.as_deref(), Some(&b"a\nB\nx\n"[..]));
+        assert_eq!(std::fs::read(&f)?, b"a\nB\nx\n");
+        let left = std::fs::read_dir(dir.path())?.count();
+        assert_eq!(left, 1, "the temporary file is removed");
         Ok(())
     }
 
@@ -1139,7 +1501,7 @@ mod tests {
         std::fs::write(&f, "a\n")?;
         let (read, _) = snapshot(&f)?;
         let writer = std::fs::OpenOptions::new().write(true).open(&f)?;
-        let s = stage(&f, b"a\nB\n", &read)?;
+        let s = stage(&f, b"a\nB\n".to_vec(), &read, true)?;
         s.tmp.persist(&f)?;
         writer.write_all_at(b"Z", 0)?;
         std::fs::OpenOptions::new()
@@ -1147,18 +1509,16 @@ mod tests {
             .open(&f)?
             .write_all(b"y\n")?;
         let old = read.file.ok_or("open")?;
-        let Committed::Changed(again, content) = redo(&old, f.clone(), b"a\nB\n")? else {
-            return Err("a redo".into());
-        };
+        let (again, content) = redo(&old, f.clone(), b"a\nB\n")?;
         assert_eq!(content.as_deref(), Some(&b"Z\ny\n"[..]));
         assert!(again.pending());
         let content = content.ok_or("content")?;
-        let s = stage(&f, b"Z\ny\nB\n", &again)?;
+        let s = stage(&f, b"Z\ny\nB\n".to_vec(), &again, true)?;
         commit_done(s, again, &content)?;
         assert_eq!(std::fs::read(&f)?, b"Z\ny\nB\n");
         // The new file rewritten too: nothing safe to do but say so.
         let (read, _) = snapshot(&f)?;
-        let s = stage(&f, b"other", &read)?;
+        let s = stage(&f, b"other".to_vec(), &read, true)?;
         s.tmp.persist(&f)?;
         std::fs::write(&f, "rewritten")?;
         let old = read.file.ok_or("open")?;
@@ -1175,7 +1535,7 @@ mod tests {
         let f = dir.path().join("new.env");
         let (read, none) = snapshot(&f)?;
         assert!(none.is_none());
-        let s = stage(&f, b"A=1\n", &read)?;
+        let s = stage(&f, b"A=1\n".to_vec(), &read, true)?;
         std::fs::write(&f, "B=2\n")?;
         let Committed::Changed(_, now) = s.commit(read, b"")? else {
             return Err("the new file must be seen".into());
@@ -1193,6 +1553,34 @@ mod tests {
         let link = dir.path().join("link");
         std::os::unix::fs::symlink("real", &link)?;
         assert_eq!(resolve(&link)?, real);
+        Ok(())
+    }
+
+    #[test]
+    fn read_mapped_maps_large_files_and_refuses_what_read_refuses()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let big = dir.path().join("big.sh");
+        let text: Vec<u8> = b"export A=1\n".repeat(200_000);
+        std::fs::write(&big, &text)?;
+        let got = read_mapped(&big)?.ok_or("missing")?;
+        assert!(matches!(got, Contents::Mapped(_)));
+        assert_eq!(&*got, &text[..]);
+        let small = dir.path().join("small.sh");
+        std::fs::write(&small, b"A=1\n")?;
+        let got = read_mapped(&small)?.ok_or("missing")?;
+        assert!(matches!(got, Contents::Read(_)));
+        assert_eq!(&*got, b"A=1\n");
+        let mut bin = text.clone();
+        bin[1_500_000] = 0;
+        std::fs::write(&big, &bin)?;
+        assert!(matches!(read_mapped(&big), Err(IoError::Binary(_))));
+        let mut utf16 = b"\xFF\xFE".to_vec();
+        utf16.extend(std::iter::repeat_n(b'a', 2 << 20));
+        std::fs::write(&big, &utf16)?;
+        assert!(matches!(read_mapped(&big), Err(IoError::Utf16(_))));
+        assert!(read_mapped(&dir.path().join("missing"))?.is_none());
+        assert!(matches!(read_mapped(dir.path()), Err(IoError::IsDir(_))));
         Ok(())
     }
 

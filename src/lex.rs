@@ -101,6 +101,26 @@ impl Lexed {
     }
 }
 
+/// Which comments a lexer records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Keep {
+    /// Every comment.
+    #[default]
+    All,
+    /// Only comments that can be markers or near misses (and any a format's own checks
+    /// need): what a [`Document`](crate::Document) uses when no foreign marker lines are
+    /// looked for. A file of millions of plain comments then costs nothing for them.
+    MarkerLike,
+}
+
+impl Keep {
+    /// True when a comment with this text is recorded.
+    #[must_use]
+    pub fn keeps(self, text: &[u8]) -> bool {
+        self == Self::All || crate::marker::may_be_marker(text)
+    }
+}
+
 /// How two assignments of the same key are judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyPolicy {
@@ -131,6 +151,17 @@ pub trait Lexer: Sync {
     /// one. The default has none.
     fn scan(&self, src: &[u8]) -> (Lexed, Option<Scan>) {
         (self.lex(src), None)
+    }
+
+    /// As [`Lexer::scan`], recording only the comments `keep` asks for. The default lexes
+    /// everything and drops the rest afterwards; a lexer that drops them as it goes also
+    /// saves their memory.
+    fn scan_keeping(&self, src: &[u8], keep: Keep) -> (Lexed, Option<Scan>) {
+        let (mut lexed, scan) = self.scan(src);
+        if keep != Keep::All {
+            lexed.comments.retain(|c| keep.keeps(c.text.of(src)));
+        }
+        (lexed, scan)
     }
 
     /// The comment opener written before a marker.

@@ -84,14 +84,14 @@ pub use format::text::CommentStyle;
 pub use format::{DetectError, Format, Syntax, detect};
 pub use hash::{normalize_lines, of_normalized as body_hash};
 pub use io::{IoError, validate_words};
-pub use lex::{KeyPolicy, Lexed, Lexer, Scan, Span};
+pub use lex::{Keep, KeyPolicy, Lexed, Lexer, Scan, Span};
 pub use lines::eol_of;
 pub use marker::{Identity, Marker};
 pub use place::{At, AtError, Created, Home, Step};
 pub use plan::{
-    Action, Adopt, OnDrift, Op, Options as PlanOptions, Outcome, Plan, PlanError, plan,
+    Action, Adopt, Checked, OnDrift, Op, Options as PlanOptions, Outcome, Plan, PlanError, plan,
 };
-pub use problem::{Problem, ProblemKind};
+pub use problem::{MAX_PROBLEMS_PER_KIND, Problem, ProblemKind};
 pub use repair::{Fix, Repaired, repair as repair_markers};
 pub use report::{FileReport, ProblemReport, RegionReport, Report};
 pub use state::StoreWarning;

@@ -22,6 +22,33 @@ use nom::{
     sequence::preceded,
 };
 
+/// A cheap exact gate before [`parse`] and [`near_miss`], which most
+/// comments fail: both need a first word (after the opener) that is a keyword or close to
+/// one (at most 7 characters, or starting with `BEGIN`/`END` in any case), and a word that is or
+/// is close to `MANAGED` (which keeps one of its three-letter pieces). False means neither
+/// can match; a property test checks it against both.
+pub(crate) fn may_be_marker(text: &[u8]) -> bool {
+    let Some(body) = strip_opener(text.trim_ascii()) else {
+        return false;
+    };
+    let body = body.trim_ascii_start();
+    let first = body
+        .iter()
+        .position(|&b| b == b' ' || b == b'\t')
+        .map_or(body, |n| &body[..n]);
+    let starts = |kw: &[u8]| first.len() >= kw.len() && first[..kw.len()].eq_ignore_ascii_case(kw);
+    // Characters, as the edit distance counts them: at least the bytes that do not continue
+    // a UTF-8 sequence.
+    let chars = first.iter().filter(|&&b| b & 0xc0 != 0x80).count();
+    if chars > 7 && !starts(b"begin") && !starts(b"end") {
+        return false;
+    }
+    body.windows(3).any(|w| {
+        let w = [w[0] | 0x20, w[1] | 0x20, w[2] | 0x20];
+        matches!(&w, b"man" | b"ana" | b"nag" | b"age" | b"ged")
+    })
+}
+
 /// Whether a marker opens or closes a region.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {

@@ -261,6 +261,18 @@ pub struct Plan {
     pub created: Vec<Created>,
     /// Containers made earlier that this edit took away with their last region.
     pub dropped: Vec<Created>,
+    /// The regions and problems of `new` as the plan's last check parsed them, so that a
+    /// report need not parse the file again; `None` when `new` was not parsed.
+    pub checked: Option<Checked>,
+}
+
+/// The regions and problems of a parsed file, without its bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Checked {
+    /// Well-formed regions, in file order.
+    pub regions: Vec<Region>,
+    /// Everything wrong, in file order.
+    pub problems: Vec<Problem>,
 }
 
 impl Plan {
@@ -456,7 +468,7 @@ pub fn plan(
     let mut new = apply(doc.src, &mut p.splices)?;
     // Each stage is checked against the one before it: the updates and removals here, then
     // each insertion (a container made for it is checked with it).
-    validate(doc, syntax, &new, &p.expected, opts)?;
+    let mut checked = validate(doc, syntax, &new, &p.expected, opts)?;
     let Planner {
         mut outcomes,
         mut warnings,
@@ -479,7 +491,7 @@ pub fn plan(
         q.seq = seq;
         q.remove_now(&id, action);
         let next = apply(cur.src, &mut q.splices)?;
-        validate(cur, syntax, &next, &q.expected, opts)?;
+        checked = validate(cur, syntax, &next, &q.expected, opts)?;
         if !q.expected.contains(&id) {
             expected.remove(&id);
         }
@@ -521,7 +533,7 @@ pub fn plan(
                 })
                 .collect();
             let next = apply(&new, &mut splices)?;
-            validate(&cur, syntax, &next, &expected, opts)?;
+            checked = validate(&cur, syntax, &next, &expected, opts)?;
             drop(cur);
             new = next;
             outcomes[i].action = Action::Adopted;
@@ -530,7 +542,7 @@ pub fn plan(
     let mut created = Vec::new();
     for item in pending {
         let unchanged = (new == doc.src).then_some(doc);
-        insert_pending(
+        checked = insert_pending(
             &mut new,
             unchanged,
             syntax,
@@ -548,7 +560,7 @@ pub fn plan(
     // Containers made by earlier runs and now empty go, one at a time (taking one away
     // can leave its parent empty, and commas are fitted to what remains).
     let mut dropped: Vec<Created> = Vec::new();
-    // (Without containers made by earlier runs there is nothing to look for: no parse.)
+    // (Without such containers on record there is nothing to look for: no lexing.)
     if new != doc.src && !opts.created.is_empty() {
         while let Some((c, mut splices)) = {
             let cur = Document::parse_with(&new, syntax, opts.foreign.as_ref());
@@ -566,6 +578,7 @@ pub fn plan(
                 })
         } {
             new = apply(&new, &mut splices)?;
+            checked = None;
             dropped.push(c);
         }
         if !dropped.is_empty() {
@@ -580,16 +593,22 @@ pub fn plan(
                     "taking away an empty container would damage the file".to_owned(),
                 ));
             }
+            checked = Some(Checked {
+                regions: after.regions,
+                problems: after.problems,
+            });
         }
     }
     let mut order: Vec<(usize, Outcome)> = seqs.into_iter().zip(outcomes).collect();
     order.sort_by_key(|(s, _)| *s);
+    let checked = if new == doc.src { None } else { checked };
     Ok(Plan {
         new,
         outcomes: order.into_iter().map(|(_, o)| o).collect(),
         warnings,
         created,
         dropped,
+        checked,
     })
 }
 
@@ -645,7 +664,7 @@ fn insert_pending(
     item: Pending,
     created: &mut Vec<Created>,
     done: &mut dyn FnMut(Outcome, usize, Vec<Warning>),
-) -> Result<(), PlanError> {
+) -> Result<Option<Checked>, PlanError> {
     // Each round makes one missing container; a path is never deeper than this.
     for _ in 0..64 {
         // The document already parsed when these are still its bytes (a single `set`).
@@ -688,7 +707,8 @@ fn insert_pending(
                     if let Some(o) = q.outcomes.pop() {
                         done(o, item.seq, Vec::new());
                     }
-                    return Ok(());
+                    // Nothing parsed here (a container may have been made before).
+                    return Ok(None);
                 }
             }
         }
@@ -711,7 +731,7 @@ fn insert_pending(
             o.old_lines = Some(lines);
         }
         let mut new = apply(cur.src, &mut q.splices)?;
-        validate(cur, syntax, &new, &q.expected, opts)?;
+        let checked = validate(cur, syntax, &new, &q.expected, opts)?;
         let outcome = q.outcomes.pop();
         let warnings = std::mem::take(&mut q.warnings);
         drop(q);
@@ -719,7 +739,7 @@ fn insert_pending(
         if let Some(o) = outcome {
             done(o, item.seq, warnings);
         }
-        return Ok(());
+        return Ok(checked);
     }
     Err(PlanError::Place(format!(
         "no place found for \"{}\"",
@@ -751,16 +771,17 @@ fn apply(src: &[u8], splices: &mut [Splice]) -> Result<Vec<u8>, PlanError> {
     Ok(out)
 }
 
-/// Re-parses the result: same format rules, no damage, exactly the expected regions.
+/// Re-parses the result: same format rules, no damage, exactly the expected regions. Gives
+/// back what the parse found (`None` when `new` is `old`'s bytes).
 fn validate(
     old: &Document<'_>,
     syntax: &dyn Syntax,
     new: &[u8],
     expected: &BTreeSet<Identity>,
     opts: &Options,
-) -> Result<(), PlanError> {
+) -> Result<Option<Checked>, PlanError> {
     if new == old.src {
-        return Ok(());
+        return Ok(None);
     }
     if !opts.force
         && let Some(reason) = syntax.refuse(old)
@@ -810,7 +831,10 @@ fn validate(
             names(expected)
         )));
     }
-    Ok(())
+    Ok(Some(Checked {
+        regions: doc.regions,
+        problems: doc.problems,
+    }))
 }
 
 /// True when `line` (with its line ending) holds nothing else: `\n` or `\r\n`.
@@ -1146,12 +1170,12 @@ impl<'d, 'a> Planner<'d, 'a> {
         let lines = Some((r.begin.line_no, r.end.line_no));
         let current = hash::normalize_lines(r.body.of(self.doc.src));
         let theirs = hash::normalize_lines(body);
-        let recorded = r.begin.marker.hash().unwrap_or_default();
+        let recorded = r.hash(self.doc.src).unwrap_or_default();
         let base = self
             .opts
             .bases
-            .get(recorded)
-            .filter(|b| hash::matches(recorded, &self.syntax.normalize(b)));
+            .get(&recorded)
+            .filter(|b| hash::matches(&recorded, &self.syntax.normalize(b)));
         let mut kept_keys = Vec::new();
         let result = base.map(|b| match merge_entries(self.syntax, b, &current, &theirs) {
             Some((merged, keys)) => {
@@ -1221,12 +1245,17 @@ impl<'d, 'a> Planner<'d, 'a> {
         let mut text = old_line[..indent_len].to_vec();
         // Foreign and unhashed markers stay byte for byte, so that the tool that owns them
         // (Ansible, a --no-hash installer) still knows them.
-        if self.foreign_lines(&r.id).is_some() || r.begin.marker.hash().is_none() {
-            text.extend_from_slice(&old_line[indent_len..content_end]);
+        let hashed_marker = if self.foreign_lines(&r.id).is_some() || r.hash(src).is_none() {
+            None
         } else {
-            let mut m = r.begin.marker.clone();
-            m.set_hash(self.hash_of(hashed).as_deref());
-            text.extend_from_slice(self.syntax.render_marker(&m).as_bytes());
+            r.begin.marker(src)
+        };
+        match hashed_marker {
+            Some(mut m) => {
+                m.set_hash(self.hash_of(hashed).as_deref());
+                text.extend_from_slice(self.syntax.render_marker(&m).as_bytes());
+            }
+            None => text.extend_from_slice(&old_line[indent_len..content_end]),
         }
         text.extend_from_slice(&old_line[content_end..]);
         if content_end == old_line.len() {
@@ -1791,6 +1820,62 @@ mod tests {
             panic!("a conflict was expected");
         };
         assert_eq!(msg, "yours: `x=2`; the template's: `x=3`");
+    }
+
+    /// The plan hands back what its last check parsed, and it is what parsing the new bytes
+    /// gives: set, update, remove, and a TOML table made for a region.
+    #[test]
+    fn the_plan_hands_back_the_parse_of_its_new_bytes() {
+        let toml = syntax("toml");
+        let cases: [(&dyn Syntax, &str, Vec<Op>, Options); 4] = [
+            (
+                shell(),
+                "# user\n",
+                set_a("export A=1\n"),
+                Options::default(),
+            ),
+            (
+                shell(),
+                &region(b"export A=1\n", "export A=1\n"),
+                set_a("export A=2\n"),
+                Options::default(),
+            ),
+            (
+                shell(),
+                &region(b"export A=1\n", "export A=1\n"),
+                vec![Op::Remove(Identity::new("Z", "a"))],
+                Options::default(),
+            ),
+            (
+                toml,
+                "a = 1\n",
+                set_a("b = 2\n"),
+                Options {
+                    at: crate::place::At::Table("t".to_owned()),
+                    ..Options::default()
+                },
+            ),
+        ];
+        for (syntax, src, ops, opts) in cases {
+            let doc = Document::parse(src.as_bytes(), syntax);
+            let p = plan(&doc, syntax, &ops, &opts).unwrap_or_else(|e| panic!("{src}: {e}"));
+            assert_ne!(p.new, src.as_bytes(), "{src}");
+            let again = Document::parse(&p.new, syntax);
+            assert_eq!(
+                p.checked,
+                Some(Checked {
+                    regions: again.regions,
+                    problems: again.problems,
+                }),
+                "{src}"
+            );
+        }
+        // Nothing changed: nothing parsed.
+        let src = region(b"export A=1\n", "export A=1\n");
+        let doc = Document::parse(src.as_bytes(), shell());
+        let p = plan(&doc, shell(), &set_a("export A=1\n"), &Options::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.checked, None);
     }
 
     #[test]

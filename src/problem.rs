@@ -30,6 +30,22 @@ pub enum ProblemKind {
 }
 
 impl ProblemKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [Self; 12] = [
+        Self::UnclosedBegin,
+        Self::OrphanEnd,
+        Self::DuplicateRegion,
+        Self::NestedRegion,
+        Self::InterleavedRegions,
+        Self::MismatchedEnd,
+        Self::NearMissMarker,
+        Self::MarkerNotAlone,
+        Self::MarkerCrossesStructure,
+        Self::Drift,
+        Self::ScopeCapture,
+        Self::DuplicateKey,
+    ];
+
     /// The stable name.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
@@ -107,5 +123,89 @@ impl Problem {
             Some(h) => format!("{}; {h}", self.message),
             None => self.message.clone(),
         }
+    }
+}
+
+/// At most this many problems of one kind are kept for one file. A crafted file can hold
+/// millions (every line a duplicate key or a near-miss marker), and each costs a message: the
+/// rest are counted, and one more problem of that kind, at the first one left out, says how
+/// many were not listed.
+pub const MAX_PROBLEMS_PER_KIND: usize = 1000;
+
+/// The problems of one file, at most [`MAX_PROBLEMS_PER_KIND`] of each kind kept.
+#[derive(Debug, Default)]
+pub(crate) struct Problems {
+    kept: Vec<Problem>,
+    /// Per kind (index in [`ProblemKind::ALL`]): how many were added, and where the first
+    /// one left out is.
+    added: [usize; ProblemKind::ALL.len()],
+    first_left_out: [Option<(usize, usize)>; ProblemKind::ALL.len()],
+}
+
+impl Problems {
+    fn index(kind: ProblemKind) -> usize {
+        ProblemKind::ALL
+            .iter()
+            .position(|k| *k == kind)
+            .unwrap_or_default()
+    }
+
+    /// True when one more problem of `kind` would be kept.
+    pub(crate) fn has_room(&self, kind: ProblemKind) -> bool {
+        self.added[Self::index(kind)] < MAX_PROBLEMS_PER_KIND
+    }
+
+    /// Adds a problem at `line`:`column`; `make` builds it (its message) only when it is kept.
+    pub(crate) fn add(
+        &mut self,
+        kind: ProblemKind,
+        line: usize,
+        column: usize,
+        make: impl FnOnce() -> Problem,
+    ) {
+        let i = Self::index(kind);
+        if self.added[i] < MAX_PROBLEMS_PER_KIND {
+            self.kept.push(make());
+        } else {
+            let first = self.first_left_out[i].get_or_insert((line, column));
+            *first = (*first).min((line, column));
+        }
+        self.added[i] += 1;
+    }
+
+    /// Counts `n` problems of `kind` left out without being offered, the first of them at
+    /// `line`:`column` (a pass that picks the first ones of many itself).
+    pub(crate) fn left_out(&mut self, kind: ProblemKind, n: usize, line: usize, column: usize) {
+        if n == 0 {
+            return;
+        }
+        let i = Self::index(kind);
+        self.added[i] = self.added[i].max(MAX_PROBLEMS_PER_KIND) + n;
+        let first = self.first_left_out[i].get_or_insert((line, column));
+        *first = (*first).min((line, column));
+    }
+
+    /// The kept problems, one more per kind that had some left out, in file order.
+    pub(crate) fn finish(mut self) -> Vec<Problem> {
+        for (i, kind) in ProblemKind::ALL.into_iter().enumerate() {
+            if let Some((line, column)) = self.first_left_out[i] {
+                let more = self.added[i] - MAX_PROBLEMS_PER_KIND;
+                self.kept.push(
+                    Problem::new(
+                        kind,
+                        line,
+                        column,
+                        format!(
+                            "{more} more `{}` problems in this file from here on are not listed \
+                             (only the first {MAX_PROBLEMS_PER_KIND} of a kind are)",
+                            kind.as_str()
+                        ),
+                    )
+                    .help("fix the ones listed and run again"),
+                );
+            }
+        }
+        self.kept.sort_by_key(|p| (p.line, p.column));
+        self.kept
     }
 }

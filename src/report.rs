@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::document::Document;
+use crate::document::Region;
 use crate::plan::{Action, Outcome};
 use crate::problem::Problem;
 
@@ -55,10 +55,10 @@ pub struct RegionReport {
     pub begin_line: usize,
     /// Line of the END marker.
     pub end_line: usize,
-    /// pristine, drifted or unhashed.
-    pub state: String,
+    /// pristine, drifted, unhashed or removed.
+    pub state: &'static str,
     /// What the command did.
-    pub action: String,
+    pub action: &'static str,
 }
 
 /// One problem's entry.
@@ -85,31 +85,45 @@ impl From<&Problem> for ProblemReport {
     }
 }
 
-/// Region entries for `doc` (the file after the command), with the actions of `outcomes`;
+/// Region entries of a file read and left as it is (`list`, `check`): the regions are
+/// taken, not copied, since a file can hold hundreds of thousands.
+pub(crate) fn regions_as_read(regions: Vec<Region>) -> Vec<RegionReport> {
+    regions
+        .into_iter()
+        .map(|r| RegionReport {
+            begin_line: r.begin.line_no,
+            end_line: r.end.line_no,
+            state: r.state.as_str(),
+            action: Action::Unchanged.as_str(),
+            owner: r.id.owner,
+            name: r.id.name,
+        })
+        .collect()
+}
+
+/// Region entries for `regions` (of the file after the command), with the actions of `outcomes`;
 /// removed regions are listed with the lines they had, and regions deleted by hand and left
 /// out (`--respect-removals`) with state `removed`, action `kept-drifted` and lines 0.
 #[must_use]
-pub(crate) fn regions(doc: &Document<'_>, outcomes: &[Outcome]) -> Vec<RegionReport> {
-    let mut out: Vec<RegionReport> = doc
-        .regions
+pub(crate) fn regions(regions: &[Region], outcomes: &[Outcome]) -> Vec<RegionReport> {
+    let mut out: Vec<RegionReport> = regions
         .iter()
         .map(|r| RegionReport {
             owner: r.id.owner.clone(),
             name: r.id.name.clone(),
             begin_line: r.begin.line_no,
             end_line: r.end.line_no,
-            state: r.state.as_str().to_owned(),
+            state: r.state.as_str(),
             action: outcomes
                 .iter()
                 .find(|o| o.id == r.id)
                 .map_or(Action::Unchanged, |o| o.action)
-                .as_str()
-                .to_owned(),
+                .as_str(),
         })
         .collect();
     for o in outcomes {
         // Removed regions, and regions left out because the user deleted them by hand.
-        let gone = o.action == Action::KeptDrifted && doc.region(&o.id).is_none();
+        let gone = o.action == Action::KeptDrifted && !regions.iter().any(|r| r.id == o.id);
         if matches!(o.action, Action::Removed | Action::Pruned) || gone {
             let (b, e) = o.old_lines.unwrap_or((0, 0));
             out.push(RegionReport {
@@ -117,8 +131,8 @@ pub(crate) fn regions(doc: &Document<'_>, outcomes: &[Outcome]) -> Vec<RegionRep
                 name: o.id.name.clone(),
                 begin_line: b,
                 end_line: e,
-                state: "removed".to_owned(),
-                action: o.action.as_str().to_owned(),
+                state: "removed",
+                action: o.action.as_str(),
             });
         }
     }

@@ -28,8 +28,9 @@
 //! ordinary.
 //!
 //! Parsing uses nom combinators (`alt`, `cut`, `preceded`, `recognize`, `tag`, ...) over
-//! `&[u8]`; the scans that may run long (to a closing quote, to the end of a line) use
-//! `memchr`. Every construct consumes input, so lexing is linear and never panics.
+//! `&[u8]`; the scans that may run long use `memchr` (to a closing quote) or a byte-set
+//! scanner (to the end of a value or record: a few bytes one by one, then 32-byte blocks,
+//! see `scan_bytes`). Every construct consumes input, so lexing is linear and never panics.
 
 use memchr::{memchr, memchr2, memchr3};
 use nom::{
@@ -40,7 +41,8 @@ use nom::{
     sequence::{delimited, preceded, terminated},
 };
 
-use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
+use super::scan_bytes::ByteSet;
+use crate::lex::{Comment, Keep, Key, Lexed, Span, Unclosed};
 
 /// What the parsers here return. Errors carry nothing: the lexer never reports them, it
 /// falls back to an opaque line (or, for an unclosed quoted value, to [`Lexed::unclosed`]).
@@ -57,11 +59,18 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// line, a comment line or an assignment is an opaque line.
 #[must_use]
 pub(crate) fn lex(src: &[u8]) -> Lexed {
+    lex_keeping(src, Keep::All)
+}
+
+/// As [`lex`], recording the comments `keep` asks for.
+#[must_use]
+pub(crate) fn lex_keeping(src: &[u8], keep: Keep) -> Lexed {
     let body = if src.starts_with(BOM) { BOM.len() } else { 0 };
     let mut lexer = Lexer {
         src,
         body,
         out: Lexed::default(),
+        keep,
     };
     let mut rest = &src[body..];
     while !rest.is_empty() {
@@ -84,6 +93,8 @@ struct Lexer<'a> {
     body: usize,
     /// The result being built.
     out: Lexed,
+    /// Which comments are recorded.
+    keep: Keep,
 }
 
 impl<'a> Lexer<'a> {
@@ -173,8 +184,7 @@ impl<'a> Lexer<'a> {
     /// `unquoted_value`, its `inline_comment` and the `line_ending`.
     fn unquoted_value(&mut self, input: &'a [u8]) -> &'a [u8] {
         let mut from = 0;
-        while let Some(n) = memchr3(b'#', b'\r', b'\n', &input[from..]) {
-            let at = from + n;
+        while let Some(at) = find(&VALUE_STOPS, input, from) {
             if input[at] != b'#' {
                 return end_or_opaque(&input[at..]);
             }
@@ -215,12 +225,14 @@ impl<'a> Lexer<'a> {
         };
         // A lone `\r` ends the record but not the line: text follows on the same line.
         let ends_line = !rest.starts_with(b"\r") || rest.starts_with(b"\r\n");
-        let text = self.span(text);
-        self.out.comments.push(Comment {
-            text,
-            alone: plain && ends_line,
-            context: 0,
-        });
+        if self.keep.keeps(text) {
+            let text = self.span(text);
+            self.out.comments.push(Comment {
+                text,
+                alone: plain && ends_line,
+                context: 0,
+            });
+        }
         rest
     }
 
@@ -445,6 +457,58 @@ fn find_close(q: u8, escapes: bool, body: &[u8]) -> Option<(usize, Option<usize>
     }
 }
 
+/// Bytes that end an unquoted value or start its inline comment.
+static VALUE_STOPS: ByteSet = ByteSet::new(b"#\r\n");
+/// Bytes that end a record.
+static RECORD_END: ByteSet = ByteSet::new(b"\r\n");
+
+/// The first position at or after `from` in `hay` whose byte is in `set`. Records are short
+/// (a value of a few dozen bytes), so this looks at the first bytes one by one before going
+/// by blocks ([`ByteSet::find`]); in tests, [`oracle`] switches to the `memchr` search the
+/// lexer used before, to compare the two.
+#[inline]
+fn find(set: &ByteSet, hay: &[u8], from: usize) -> Option<usize> {
+    #[cfg(test)]
+    if oracle::ON.with(std::cell::Cell::get) {
+        return oracle::find(set, hay, from);
+    }
+    set.find(hay, from)
+}
+
+/// The straightforward search of the stop bytes, as the lexer did it before [`find`].
+#[cfg(test)]
+mod oracle {
+    use memchr::{memchr2, memchr3};
+
+    use super::{ByteSet, RECORD_END, VALUE_STOPS};
+
+    thread_local! {
+        /// Whether [`super::find`] runs the oracle on this thread.
+        pub(super) static ON: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// `memchr` for the sets [`super::find`] is asked about.
+    pub(super) fn find(set: &ByteSet, hay: &[u8], from: usize) -> Option<usize> {
+        let rest = hay.get(from..)?;
+        let n = if std::ptr::eq(set, &VALUE_STOPS) {
+            memchr3(b'#', b'\r', b'\n', rest)
+        } else if std::ptr::eq(set, &RECORD_END) {
+            memchr2(b'\r', b'\n', rest)
+        } else {
+            unreachable!("no other set is searched")
+        };
+        n.map(|n| from + n)
+    }
+
+    /// Lexes `src` with the oracle's search.
+    pub(super) fn lex(src: &[u8]) -> crate::lex::Lexed {
+        ON.with(|on| on.set(true));
+        let out = super::lex(src);
+        ON.with(|on| on.set(false));
+        out
+    }
+}
+
 /// `line_ending` if it is next, else an `opaque_line` from here.
 #[inline]
 fn end_or_opaque(input: &[u8]) -> &[u8] {
@@ -467,7 +531,7 @@ fn opaque(input: &[u8]) -> &[u8] {
 #[allow(clippy::unnecessary_wraps, reason = "a nom parser, used in `comment`")]
 #[inline]
 fn rest_of_line(input: &[u8]) -> Res<'_, &[u8]> {
-    let n = memchr2(b'\r', b'\n', input).unwrap_or(input.len());
+    let n = find(&RECORD_END, input, 0).unwrap_or(input.len());
     Ok((&input[n..], &input[..n]))
 }
 
@@ -1168,5 +1232,38 @@ mod tests {
             }
             check_invariants(&src);
         }
+
+        #[test]
+        fn block_scan_matches_memchr_lexer(parts in proptest::collection::vec(
+            prop_oneof![
+                3 => proptest::sample::select(FRAGMENTS),
+                1 => proptest::sample::select(LONG_RUNS),
+            ],
+            0..80,
+        )) {
+            let src: Vec<u8> = parts.concat().into_bytes();
+            prop_assert_eq!(lex(&src), super::oracle::lex(&src));
+        }
+
+        #[test]
+        fn block_scan_matches_memchr_lexer_on_bytes(
+            src in proptest::collection::vec(
+                prop_oneof![
+                    4 => proptest::sample::select(b"#\r\n=\"'` \t\\".to_vec()),
+                    4 => Just(b'a'),
+                    1 => any::<u8>(),
+                ],
+                0..400,
+            )
+        ) {
+            prop_assert_eq!(lex(&src), super::oracle::lex(&src));
+        }
     }
+
+    /// Ordinary runs long enough for the block scan (16 bytes one by one, then blocks of 32).
+    const LONG_RUNS: &[&str] = &[
+        "value_without_any_stop_bytes_for_more_than_thirty_two",
+        "words and spaces that run on for more than thirty-two bytes",
+        "\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}",
+    ];
 }

@@ -19,7 +19,7 @@
 
 use memchr::{memchr, memchr3};
 
-use crate::lex::{Comment, Lexed, Span, Unclosed};
+use crate::lex::{Comment, Keep, Lexed, Span, Unclosed};
 
 use super::{KeyPolicy, Lexer as FormatLexer, Syntax};
 
@@ -32,6 +32,9 @@ impl FormatLexer for Fish {
     }
     fn lex(&self, src: &[u8]) -> Lexed {
         lex(src)
+    }
+    fn scan_keeping(&self, src: &[u8], keep: Keep) -> (Lexed, Option<crate::lex::Scan>) {
+        (lex_keeping(src, keep), None)
     }
     fn key_policy(&self) -> KeyPolicy {
         KeyPolicy::AcrossOwners
@@ -53,15 +56,23 @@ struct Lexer<'a> {
     src: &'a [u8],
     out: Lexed,
     stack: Vec<(Frame, usize)>,
+    keep: Keep,
 }
 
 /// Lexes a fish script.
 #[must_use]
 pub(crate) fn lex(src: &[u8]) -> Lexed {
+    lex_keeping(src, Keep::All)
+}
+
+/// Lexes a fish script, recording the comments `keep` asks for.
+#[must_use]
+pub(crate) fn lex_keeping(src: &[u8], keep: Keep) -> Lexed {
     let mut lx = Lexer {
         src,
         out: Lexed::default(),
         stack: Vec::new(),
+        keep,
     };
     lx.run();
     lx.out
@@ -133,11 +144,13 @@ impl Lexer<'_> {
                     let blank_before = src[line_start..i].iter().all(|b| *b == b' ' || *b == b'\t');
                     let alone =
                         self.stack.is_empty() && blank_before && !self.out.is_inner(line_start);
-                    self.out.comments.push(Comment {
-                        text: Span::new(i, text_end),
-                        alone,
-                        context: 0,
-                    });
+                    if self.keep.keeps(&src[i..text_end]) {
+                        self.out.comments.push(Comment {
+                            text: Span::new(i, text_end),
+                            alone,
+                            context: 0,
+                        });
+                    }
                     i = end;
                 }
                 b'\'' => {

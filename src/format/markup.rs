@@ -23,7 +23,7 @@ use nom::{
     character::complete::one_of,
 };
 
-use crate::lex::{Comment, Lexed, Span, Unclosed};
+use crate::lex::{Comment, Keep, Lexed, Span, Unclosed};
 use crate::marker::Marker;
 
 use super::{KeyPolicy, Lexer as FormatLexer, Syntax};
@@ -47,6 +47,9 @@ impl FormatLexer for Markdown {
     fn lex(&self, src: &[u8]) -> Lexed {
         lex(src, Dialect::Markdown)
     }
+    fn scan_keeping(&self, src: &[u8], keep: Keep) -> (Lexed, Option<crate::lex::Scan>) {
+        (lex_keeping(src, Dialect::Markdown, keep), None)
+    }
     fn opener(&self) -> &'static str {
         "<!--"
     }
@@ -66,6 +69,9 @@ impl FormatLexer for Markup {
     }
     fn lex(&self, src: &[u8]) -> Lexed {
         lex(src, Dialect::Html)
+    }
+    fn scan_keeping(&self, src: &[u8], keep: Keep) -> (Lexed, Option<crate::lex::Scan>) {
+        (lex_keeping(src, Dialect::Html, keep), None)
     }
     fn opener(&self) -> &'static str {
         "<!--"
@@ -213,9 +219,16 @@ fn comment_close(body: &[u8]) -> Option<usize> {
 /// Lexes a Markdown or HTML/XML file.
 #[must_use]
 pub(crate) fn lex(src: &[u8], dialect: Dialect) -> Lexed {
+    lex_keeping(src, dialect, Keep::All)
+}
+
+/// Lexes a Markdown or HTML/XML file, recording the comments `keep` asks for.
+#[must_use]
+pub(crate) fn lex_keeping(src: &[u8], dialect: Dialect, keep: Keep) -> Lexed {
     let mut lx = Lexer {
         src,
         dialect,
+        keep,
         out: Lexed::default(),
         state: State::Top,
         prev: Prev::Blank,
@@ -271,6 +284,8 @@ struct Lexer<'a> {
     state: State,
     prev: Prev,
     in_list: bool,
+    /// Which comments are recorded.
+    keep: Keep,
 }
 
 impl Lexer<'_> {
@@ -383,11 +398,13 @@ impl Lexer<'_> {
                         let end = at + 4 + len;
                         let before_blank = line[..at].iter().all(|c| *c == b' ' || *c == b'\t');
                         let after_blank = line[end..].iter().all(|c| *c == b' ' || *c == b'\t');
-                        self.out.comments.push(Comment {
-                            text: Span::new(start + at, start + end),
-                            alone: top && before_blank && after_blank,
-                            context: 0,
-                        });
+                        if self.keep.keeps(&line[at..end]) {
+                            self.out.comments.push(Comment {
+                                text: Span::new(start + at, start + end),
+                                alone: top && before_blank && after_blank,
+                                context: 0,
+                            });
+                        }
                         i = end;
                     }
                     None => {

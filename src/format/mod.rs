@@ -10,6 +10,7 @@ pub(crate) mod ini;
 pub(crate) mod jsonc;
 pub(crate) mod markup;
 pub(crate) mod powershell;
+pub(crate) mod scan_bytes;
 pub(crate) mod shell;
 pub(crate) mod text;
 pub(crate) mod toml;
@@ -240,6 +241,13 @@ impl Lexer for Shell {
     fn lex(&self, src: &[u8]) -> Lexed {
         shell::lex(src)
     }
+    fn scan_keeping(
+        &self,
+        src: &[u8],
+        keep: crate::lex::Keep,
+    ) -> (Lexed, Option<crate::lex::Scan>) {
+        (shell::lex_keeping(src, keep), None)
+    }
     fn key_policy(&self) -> KeyPolicy {
         KeyPolicy::AcrossOwners
     }
@@ -256,6 +264,13 @@ impl Lexer for Env {
     }
     fn lex(&self, src: &[u8]) -> Lexed {
         env::lex(src)
+    }
+    fn scan_keeping(
+        &self,
+        src: &[u8],
+        keep: crate::lex::Keep,
+    ) -> (Lexed, Option<crate::lex::Scan>) {
+        (env::lex_keeping(src, keep), None)
     }
     fn key_policy(&self) -> KeyPolicy {
         KeyPolicy::AnyDuplicate

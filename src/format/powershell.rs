@@ -25,7 +25,7 @@
 use memchr::{memchr, memmem};
 
 use crate::document::Document;
-use crate::lex::{Comment, Lexed, Span, Unclosed};
+use crate::lex::{Comment, Keep, Lexed, Span, Unclosed};
 
 use super::{At, KeyPolicy, Lexer as FormatLexer, Placement, Syntax};
 
@@ -41,6 +41,9 @@ impl FormatLexer for PowerShell {
     }
     fn lex(&self, src: &[u8]) -> Lexed {
         lex(src)
+    }
+    fn scan_keeping(&self, src: &[u8], keep: Keep) -> (Lexed, Option<crate::lex::Scan>) {
+        (lex_keeping(src, keep), None)
     }
     fn key_policy(&self) -> KeyPolicy {
         KeyPolicy::AcrossOwners
@@ -177,11 +180,20 @@ struct Lexer<'a> {
     line_start: usize,
     /// The current line starts inside a construct.
     line_inner: bool,
+    /// Which comments are recorded.
+    keep: Keep,
 }
 
 /// Lexes a PowerShell script.
 #[must_use]
 pub(crate) fn lex(src: &[u8]) -> Lexed {
+    lex_keeping(src, Keep::All)
+}
+
+/// Lexes a PowerShell script, recording the comments `keep` asks for (and the signature
+/// block's first comment, which the format's checks look for).
+#[must_use]
+pub(crate) fn lex_keeping(src: &[u8], keep: Keep) -> Lexed {
     let start = if src.starts_with(b"\xEF\xBB\xBF") {
         3
     } else {
@@ -194,6 +206,7 @@ pub(crate) fn lex(src: &[u8]) -> Lexed {
         opaque: 0,
         line_start: start,
         line_inner: false,
+        keep,
     };
     lx.run(start);
     lx.out
@@ -359,11 +372,14 @@ impl Lexer<'_> {
         let blank_before = src[self.line_start..i]
             .iter()
             .all(|b| *b == b' ' || *b == b'\t');
-        self.out.comments.push(Comment {
-            text: Span::new(i, text_end),
-            alone: self.opaque == 0 && !self.line_inner && blank_before,
-            context: 0,
-        });
+        let text = &src[i..text_end];
+        if self.keep.keeps(text) || text.trim_ascii_end() == SIGNATURE {
+            self.out.comments.push(Comment {
+                text: Span::new(i, text_end),
+                alone: self.opaque == 0 && !self.line_inner && blank_before,
+                context: 0,
+            });
+        }
         end
     }
 

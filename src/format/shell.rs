@@ -22,7 +22,8 @@ use nom::{
     sequence::{delimited, preceded},
 };
 
-use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
+use super::scan_bytes::ByteSet;
+use crate::lex::{Comment, Keep, Key, Lexed, Span, Unclosed};
 
 /// The input of every production: the rest of the file.
 type In<'a> = &'a [u8];
@@ -78,15 +79,15 @@ const fn table(bytes: &[u8]) -> [bool; 256] {
 static NAME_CHARS: [bool; 256] =
     table(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
 /// Bytes that may start a token at the top level.
-static TOP: [bool; 256] = table(b"\n#'\"\\$`<>(");
+static TOP: ByteSet = ByteSet::new(b"\n#'\"\\$`<>(");
 /// Bytes that may start a token inside `$( )` (words matter there, for `case`).
-static SUBST: [bool; 256] = table(b"\n#'\"\\$`<>() \t;&|");
+static SUBST: ByteSet = ByteSet::new(b"\n#'\"\\$`<>() \t;&|");
 /// Bytes that may start a token inside double quotes.
-static DQ: [bool; 256] = table(b"\"\\$`\n");
+static DQ: ByteSet = ByteSet::new(b"\"\\$`\n");
 /// Bytes that may start a token inside `${ }`.
-static PARAM: [bool; 256] = table(b"}'\"\\$`\n");
+static PARAM: ByteSet = ByteSet::new(b"}'\"\\$`\n");
 /// Bytes that may start a token inside `$(( ))` and `(( ))`.
-static ARITH: [bool; 256] = table(b"()'\"\\$`\n");
+static ARITH: ByteSet = ByteSet::new(b"()'\"\\$`\n");
 
 // ---------------------------------------------------------------------------------------------
 // Productions (see grammars/shell.ebnf)
@@ -528,6 +529,11 @@ struct Lexer<'a> {
     out: Lexed,
     /// The first construct without a frame (quote, backquote, heredoc) that ran into the end.
     eof_open: Option<Unclosed>,
+    /// Which comments are recorded.
+    keep: Keep,
+    /// Skip ordinary bytes one at a time (the straightforward scan the tests compare with).
+    #[cfg(test)]
+    bytewise: bool,
 }
 
 impl<'a> Lexer<'a> {
@@ -545,6 +551,9 @@ impl<'a> Lexer<'a> {
             pending: Vec::new(),
             out: Lexed::default(),
             eof_open: None,
+            keep: Keep::All,
+            #[cfg(test)]
+            bytewise: false,
         }
     }
 
@@ -750,23 +759,31 @@ impl<'a> Lexer<'a> {
     // --- scanners, one per context --------------------------------------------------------
 
     /// Skips bytes that cannot start a token in the context described by `stops`.
-    fn skip_plain(&mut self, stops: &[bool; 256]) -> Option<u8> {
-        let src = self.src;
-        let mut i = self.pos;
-        while let Some(&b) = src.get(i) {
-            if stops[usize::from(b)] {
+    #[inline]
+    fn skip_plain(&mut self, stops: &ByteSet) -> Option<u8> {
+        #[cfg(test)]
+        let found = if self.bytewise {
+            stops.find_bytewise(self.src, self.pos)
+        } else {
+            stops.find(self.src, self.pos)
+        };
+        #[cfg(not(test))]
+        let found = stops.find(self.src, self.pos);
+        match found {
+            Some(i) => {
                 self.pos = i;
-                return Some(b);
+                self.src.get(i).copied()
             }
-            i += 1;
+            None => {
+                self.pos = self.pos.max(self.src.len());
+                None
+            }
         }
-        self.pos = i;
-        None
     }
 
     /// One step of `commands`: at the top level (`stops == TOP`) or inside a
     /// `command_subst`, `process_subst` or `case_clause` (`SUBST`): one `token`.
-    fn step_command(&mut self, stops: &[bool; 256]) {
+    fn step_command(&mut self, stops: &ByteSet) {
         let from = self.pos;
         let subst = !self.stack.is_empty();
         let Some(b) = self.skip_plain(stops) else {
@@ -951,11 +968,13 @@ impl<'a> Lexer<'a> {
             && src
                 .get(self.line_start..p)
                 .is_some_and(|pre| pre.iter().all(|&b| is_blank(b)));
-        self.out.comments.push(Comment {
-            text: Span::new(p, end),
-            alone,
-            context: 0,
-        });
+        if self.keep.keeps(&src[p..end]) {
+            self.out.comments.push(Comment {
+                text: Span::new(p, end),
+                alone,
+                context: 0,
+            });
+        }
         self.pos = after;
     }
 
@@ -1086,11 +1105,13 @@ impl<'a> Lexer<'a> {
                     if end < to && src.get(end - 1) == Some(&b'\r') {
                         end -= 1;
                     }
-                    self.out.comments.push(Comment {
-                        text: Span::new(i, end),
-                        alone: false,
-                        context: 0,
-                    });
+                    if self.keep.keeps(&src[i..end]) {
+                        self.out.comments.push(Comment {
+                            text: Span::new(i, end),
+                            alone: false,
+                            context: 0,
+                        });
+                    }
                     i = end;
                 }
                 b'<' if quote == 0 => match redirect(&src[i..to]) {
@@ -1255,6 +1276,22 @@ impl<'a> Lexer<'a> {
 #[must_use]
 pub(crate) fn lex(src: &[u8]) -> Lexed {
     Lexer::new(src).run()
+}
+
+/// As [`lex`], recording the comments `keep` asks for.
+#[must_use]
+pub(crate) fn lex_keeping(src: &[u8], keep: Keep) -> Lexed {
+    let mut lexer = Lexer::new(src);
+    lexer.keep = keep;
+    lexer.run()
+}
+
+/// The oracle of the block scan: [`lex`] skipping ordinary bytes one at a time.
+#[cfg(test)]
+fn lex_bytewise(src: &[u8]) -> Lexed {
+    let mut lexer = Lexer::new(src);
+    lexer.bytewise = true;
+    lexer.run()
 }
 
 #[cfg(test)]
@@ -2347,6 +2384,27 @@ eval \"$(acme init -)\"
         prop::collection::vec(prop::sample::select(FRAGMENTS), 0..60).prop_map(|v| v.concat())
     }
 
+    /// Ordinary runs long enough for the block scan (16 bytes looked at one by one, then
+    /// blocks of 32), in every context's terms.
+    const LONG_RUNS: &[&str] = &[
+        "plain_words_without_any_stop_bytes_at_all_for_a_while",
+        "ordinary text that runs on for more than thirty-two bytes",
+        "x123456789012345678901234567890123456789012345678901234567890",
+        "\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}",
+    ];
+
+    /// Shell-like text with long ordinary runs between the special bytes.
+    fn shellish_long() -> impl Strategy<Value = String> {
+        prop::collection::vec(
+            prop_oneof![
+                3 => prop::sample::select(FRAGMENTS),
+                1 => prop::sample::select(LONG_RUNS),
+            ],
+            0..60,
+        )
+        .prop_map(|v| v.concat())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
 
@@ -2368,7 +2426,26 @@ eval \"$(acme init -)\"
             let (read, fast) = assignment_fast(&src);
             prop_assert_eq!(fast, nom);
             // What it skips can hold no token.
-            prop_assert!(src[..read].iter().all(|&b| !TOP[usize::from(b)]));
+            prop_assert!(src[..read].iter().all(|&b| !TOP.contains(b)));
+        }
+
+        #[test]
+        fn block_scan_matches_bytewise_lexer(src in shellish_long()) {
+            prop_assert_eq!(lex(src.as_bytes()), lex_bytewise(src.as_bytes()));
+        }
+
+        #[test]
+        fn block_scan_matches_bytewise_lexer_on_bytes(
+            src in prop::collection::vec(
+                prop_oneof![
+                    4 => prop::sample::select(b"\n#'\"\\$`<>(){} \t;&|".to_vec()),
+                    4 => Just(b'a'),
+                    1 => any::<u8>(),
+                ],
+                0..300,
+            )
+        ) {
+            prop_assert_eq!(lex(&src), lex_bytewise(&src));
         }
 
         #[test]

@@ -15,7 +15,7 @@ use nom::{
 };
 
 use crate::document::Document;
-use crate::lex::{Comment, Lexed, Span};
+use crate::lex::{Comment, Keep, Lexed, Span};
 
 use super::{KeyPolicy, Lexer, Syntax};
 
@@ -181,6 +181,10 @@ impl Lexer for Text {
         lex(src, self.comment)
     }
 
+    fn scan_keeping(&self, src: &[u8], keep: Keep) -> (Lexed, Option<crate::lex::Scan>) {
+        (lex_keeping(src, self.comment, keep), None)
+    }
+
     fn opener(&self) -> &'static str {
         self.comment.opener()
     }
@@ -278,6 +282,12 @@ fn glued_marker(style: CommentStyle, text: &[u8]) -> Option<usize> {
 /// standing alone. The UTF-8 byte order mark before the first line is skipped.
 #[must_use]
 pub(crate) fn lex(src: &[u8], style: CommentStyle) -> Lexed {
+    lex_keeping(src, style, Keep::All)
+}
+
+/// As [`lex`], recording the comments `keep` asks for.
+#[must_use]
+pub(crate) fn lex_keeping(src: &[u8], style: CommentStyle, keep: Keep) -> Lexed {
     let mut out = Lexed::default();
     let mut start = if src.starts_with(b"\xEF\xBB\xBF") {
         3
@@ -302,12 +312,14 @@ pub(crate) fn lex(src: &[u8], style: CommentStyle) -> Lexed {
                 pair_comment(style, text)
             };
             if is_comment {
-                let from = start + lead.len();
-                out.comments.push(Comment {
-                    text: Span::new(from, from + text.len()),
-                    alone: true,
-                    context: 0,
-                });
+                if keep.keeps(text) {
+                    let from = start + lead.len();
+                    out.comments.push(Comment {
+                        text: Span::new(from, from + text.len()),
+                        alone: true,
+                        context: 0,
+                    });
+                }
             } else if let Some(at) = glued_marker(style, text) {
                 // Text then a marker (`x=1# END …`, a block written without its last line
                 // break): never a marker, but reported, so the region is not taken as open.

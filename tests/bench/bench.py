@@ -185,6 +185,38 @@ def many_regions(size):
     return bytes(out)
 
 
+def one_key(size):
+    """`a=1` on every line: a duplicate key each (problems are capped per kind)."""
+    return b"a=1\n" * (size // 4)
+
+
+def near_misses(size):
+    """A comment that is almost a marker on every line."""
+    line = b"# BEGN X MANAGED r\n"
+    return line * (size // len(line))
+
+
+def comments_only(size):
+    """`#` alone on every line: the shortest comment there is."""
+    return b"#\n" * (size // 2)
+
+
+def deep_arrays(size):
+    """Arrays nested as deep as the size allows: `[[[...]]]`."""
+    n = (size - 1) // 2
+    return b"[" * n + b"]" * n + b"\n"
+
+
+def yaml_keys(size):
+    """A mapping of distinct keys, one per line."""
+    out = bytearray()
+    i = 0
+    while len(out) < size:
+        out += b"k%d: 1\n" % i
+        i += 1
+    return bytes(out)
+
+
 def yaml_file(size):
     out = bytearray()
     i = 0
@@ -224,11 +256,12 @@ def fill(block, region, size, keyed=False):
     return bytes(out)
 
 
-def apply_home(tmp, n=10_000, dirs=100):
+def apply_home(tmp, n=10_000, dirs=100, k=0):
     """A fresh HOME with `dirs` folders of small shell files and a manifest of `n` [[block]]s
-    (one per file) under it; returns (manifest, home)."""
-    home = os.path.join(tmp, "apply-home")
-    shutil.rmtree(home, ignore_errors=True)
+    (one per file) under it; returns (manifest, home). Each run gets its own HOME, all
+    deleted at the end: deleting 40,000 inodes right before a run slows ext4's inode
+    allocation during it (it skips recently deleted inodes), which is not the tool's cost."""
+    home = os.path.join(tmp, f"apply-home-{k}")
     lines = ['owner = "ZYLOS"\n']
     for i in range(n):
         d = os.path.join(home, f"d{i % dirs}")
@@ -246,8 +279,8 @@ def apply_home(tmp, n=10_000, dirs=100):
 def apply_rows(bin_, tmp, runs):
     """apply over 10,000 files: the first run (writes every file) and the second (no change)."""
     first, second = [], []
-    for _ in range(runs):
-        manifest, home = apply_home(tmp)
+    for k in range(runs):
+        manifest, home = apply_home(tmp, k=k)
         env = dict(os.environ, HOME=home)
         env.pop("XDG_STATE_HOME", None)
         for out in (first, second):
@@ -304,7 +337,13 @@ def main():
             for what, fmt, gen, name in (("deep TOML nesting", "toml", deep_toml, "deep.toml"),
                                          ("deep JSONC nesting", "jsonc", deep_jsonc, "deep.jsonc"),
                                          ("interleaved BEGIN/END", "shell", interleaved, "il.sh"),
-                                         ("many regions", "shell", many_regions, "regions.sh")):
+                                         ("many regions", "shell", many_regions, "regions.sh"),
+                                         ("one key assigned on every line", "env", one_key, "keys.env"),
+                                         ("near-miss markers", "shell", near_misses, "near.sh"),
+                                         ("nothing but comments", "shell", comments_only, "c.sh"),
+                                         ("nothing but comments", "fish", comments_only, "c.fish"),
+                                         ("JSONC arrays nested deep", "jsonc", deep_arrays, "arr.jsonc"),
+                                         ("YAML keys, one per line", "yaml", yaml_keys, "k.yaml")):
                 rows += crafted_rows(bin_, tmp, what, fmt, gen, name, crafted)
         if "entries" in only:
             rows += entries_rows(bin_, tmp, runs)

@@ -139,7 +139,7 @@ fn a_second_apply_changes_nothing_and_writes_nothing() {
     assert!(has(&actions(&o), ".env", "api", "inserted"));
     assert!(h.read(".bashrc").starts_with(USER));
     assert!(
-        h.state().join("files").is_dir(),
+        h.state().join("dirs").is_dir(),
         "the state store is written"
     );
     for f in [".bashrc", ".env"] {
@@ -378,8 +378,8 @@ fn without_the_state_store_nothing_is_lost_or_duplicated() {
     }
     assert!(now.contains("z hook --mine") && now.starts_with(USER));
     // A store that is there but corrupt counts as missing.
-    std::fs::write(h.state().join("files").join("x.json"), "{").expect("write");
-    let files = std::fs::read_dir(h.state().join("files")).expect("files");
+    std::fs::write(h.state().join("dirs").join("x.json"), "{").expect("write");
+    let files = std::fs::read_dir(h.state().join("dirs")).expect("records");
     for f in files.flatten() {
         std::fs::write(f.path(), "{not json").expect("corrupt");
     }
@@ -560,7 +560,7 @@ fn merge_works_for_set_and_sync_too() {
 }
 
 #[test]
-fn a_crash_between_two_files_leaves_each_old_or_new_and_the_next_run_converges() {
+fn a_crash_while_files_are_staged_leaves_each_old_or_new_and_the_next_run_converges() {
     let h = Home::new();
     std::fs::create_dir_all(h.home().join("fast")).expect("mkdir");
     std::fs::create_dir_all(h.home().join("slow")).expect("mkdir");
@@ -573,12 +573,15 @@ fn a_crash_between_two_files_leaves_each_old_or_new_and_the_next_run_converges()
     h.put_home("fast/a.sh", "echo old\n");
     h.put_home("slow/b.sh", "echo old\n");
     let home = h.home();
+    let started = home.join("validating");
+    // The slow file's validation says it started, then takes long: the run is killed while
+    // the fast file's new bytes are staged (or already in place).
     let mut child = std::process::Command::new(util::bin())
         .args([
             "apply",
             "m/m.toml",
             "--validate",
-            "sh -c 'case \"$1\" in *slow*) sleep 3;; esac' sh %s",
+            "sh -c 'case \"$1\" in *slow*) : > \"$HOME/validating\"; sleep 3;; esac' sh %s",
         ])
         .current_dir(h.tmp.path())
         .env("HOME", &home)
@@ -588,35 +591,48 @@ fn a_crash_between_two_files_leaves_each_old_or_new_and_the_next_run_converges()
         .spawn()
         .expect("spawn");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !h.read("fast/a.sh").contains("echo new") {
+    while !started.exists() {
         assert!(
             std::time::Instant::now() < deadline,
-            "the fast file was never written"
+            "the slow file's validation never started"
         );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     child.kill().expect("SIGKILL");
     let _ = child.wait();
-    let b = h.read("slow/b.sh");
+    std::fs::remove_file(&started).expect("rm");
+    let new = |f: &str| {
+        let t = h.read(f);
+        t.starts_with("echo old\n# BEGIN ZYLOS MANAGED n hash=")
+            && t.ends_with("echo new\n# END ZYLOS MANAGED n\n")
+    };
+    for f in ["fast/a.sh", "slow/b.sh"] {
+        assert!(h.read(f) == "echo old\n" || new(f), "{f}: {}", h.read(f));
+    }
     assert_eq!(
-        b, "echo old\n",
+        h.read("slow/b.sh"),
+        "echo old\n",
         "killed before its commit: the slow file is old"
-    );
-    let a = h.read("fast/a.sh");
-    assert!(
-        a.starts_with("echo old\n# BEGIN ZYLOS MANAGED n hash=")
-            && a.ends_with("echo new\n# END ZYLOS MANAGED n\n"),
-        "{a}"
     );
     let o = h.apply_ok(&["--json"]);
     let acts = actions(&o);
-    assert!(
-        has(&acts, "a.sh", "n", "unchanged") && has(&acts, "b.sh", "n", "inserted"),
-        "{acts:?}"
-    );
-    assert_eq!(h.read("slow/b.sh"), a);
+    assert!(has(&acts, "b.sh", "n", "inserted"), "{acts:?}");
+    assert!(new("fast/a.sh") && new("slow/b.sh"));
+    assert_eq!(h.read("slow/b.sh"), h.read("fast/a.sh"));
     let o = h.apply_ok(&["--json"]);
     assert!(actions(&o).iter().all(|(_, _, x)| x == "unchanged"));
+    for d in ["fast", "slow"] {
+        let left: Vec<_> = std::fs::read_dir(home.join(d))
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| n.to_string_lossy().contains("demarcate-tmp"))
+            .collect();
+        assert!(
+            left.is_empty(),
+            "temporary files of the killed run stay: {left:?}"
+        );
+    }
 }
 
 #[test]
@@ -711,4 +727,173 @@ fn many_files_converge_in_parallel_without_a_progress_bar_when_piped() {
         "manifest order"
     );
     assert!(files.iter().all(|f| f["changed"] == false));
+}
+
+/// Files of the kill test: `n` small shell files in `dirs` folders of `home`, each with its
+/// user's lines (the old content).
+fn kill_test_files(home: &Path, n: usize, dirs: usize) -> Vec<(PathBuf, String)> {
+    (0..n)
+        .map(|i| {
+            let d = home.join(format!("d{}", i % dirs));
+            std::fs::create_dir_all(&d).expect("mkdir");
+            let p = d.join(format!("f{i}.sh"));
+            let old = format!("# user file {i}\nalias a{i}='ls -l'\n");
+            std::fs::write(&p, &old).expect("write");
+            (p, old)
+        })
+        .collect()
+}
+
+/// A manifest giving each of the kill test's files one region, of release `version`.
+fn kill_test_manifest(path: &Path, n: usize, dirs: usize, version: u32) {
+    let mut m = String::from("owner = \"ZYLOS\"\n");
+    for i in 0..n {
+        m.push_str(&format!(
+            "[[block]]\npath = \"~/d{}/f{i}.sh\"\nname = \"hook\"\ncontent = \"export Z_{i}={version}\"\n",
+            i % dirs
+        ));
+    }
+    std::fs::write(path, m).expect("manifest");
+}
+
+fn apply_in(home: &Path, manifest: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new(util::bin());
+    c.arg("apply")
+        .arg(manifest)
+        .arg("-q")
+        .env("HOME", home)
+        .env_remove("XDG_STATE_HOME")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    c
+}
+
+/// `apply` over 1,000 files killed (SIGKILL) at random points, round after round, each
+/// round switching the release: after every kill each file holds exactly its old or its new
+/// bytes (never empty, never partial, never a mix); a run after the last kill converges
+/// every file to the new bytes, and the run after it changes nothing and leaves no
+/// temporary file behind.
+#[test]
+fn apply_killed_at_random_points_leaves_every_file_old_or_new() {
+    const N: usize = 1_000;
+    const DIRS: usize = 10;
+    const ROUNDS: u32 = 8;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let manifests: Vec<PathBuf> = (1..=2)
+        .map(|v| {
+            let p = tmp.path().join(format!("m{v}.toml"));
+            kill_test_manifest(&p, N, DIRS, v);
+            p
+        })
+        .collect();
+    // What each release makes of the files, from an uninterrupted run (and how long a run
+    // takes, to kill at points all along it).
+    let reference = tmp.path().join("reference");
+    let files = kill_test_files(&reference, N, DIRS);
+    let started = std::time::Instant::now();
+    let ok = apply_in(&reference, &manifests[0]).status().expect("run");
+    let full = started.elapsed();
+    assert!(ok.success());
+    let read = |p: &Path| std::fs::read_to_string(p).expect("read");
+    let mut releases: Vec<Vec<String>> = vec![files.iter().map(|(p, _)| read(p)).collect()];
+    assert!(
+        apply_in(&reference, &manifests[1])
+            .status()
+            .expect("run")
+            .success()
+    );
+    releases.push(files.iter().map(|(p, _)| read(p)).collect());
+    assert!(releases[0][0].contains("export Z_0=1") && releases[1][0].contains("export Z_0=2"));
+    let home = tmp.path().join("home");
+    let files = kill_test_files(&home, N, DIRS);
+    let mut now: Vec<String> = files.iter().map(|(_, old)| old.clone()).collect();
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0x9e37_79b9, |d| d.subsec_nanos())
+        | 1;
+    let mut random = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed
+    };
+    let span = u32::try_from(full.as_millis() * 6 / 5)
+        .unwrap_or(u32::MAX)
+        .max(20);
+    let mut mixed = 0;
+    for round in 0..ROUNDS {
+        let v = (round % 2) as usize;
+        let mut child = apply_in(&home, &manifests[v]).spawn().expect("spawn");
+        let t0 = std::time::Instant::now();
+        if round % 2 == 0 {
+            // Anywhere in the run.
+            std::thread::sleep(std::time::Duration::from_millis(u64::from(random() % span)));
+        } else {
+            // While files are being renamed: once one of a sample has changed, a little later.
+            let due: Vec<usize> = (0..N).filter(|&i| now[i] != releases[v][i]).collect();
+            let sample: Vec<usize> = due.iter().step_by(due.len() / 50 + 1).copied().collect();
+            while matches!(child.try_wait(), Ok(None))
+                && sample
+                    .iter()
+                    .all(|&i| std::fs::read_to_string(&files[i].0).is_ok_and(|t| t == now[i]))
+            {
+                std::thread::sleep(std::time::Duration::from_micros(500));
+            }
+            std::thread::sleep(std::time::Duration::from_micros(u64::from(
+                random() % 20_000,
+            )));
+        }
+        let _ = child.kill();
+        let delay = t0.elapsed();
+        let _ = child.wait();
+        let mut new = 0;
+        for (i, (p, _)) in files.iter().enumerate() {
+            let got = read(p);
+            assert!(
+                got == now[i] || got == releases[v][i],
+                "round {round} (killed after {delay:?}): {} is neither its old nor its new \
+                 content:\n{got:?}",
+                p.display()
+            );
+            new += usize::from(got == releases[v][i] && got != now[i]);
+            now[i] = got;
+        }
+        mixed += usize::from(new > 0 && new < N);
+        eprintln!("round {round}: killed after {delay:?}, {new} of {N} files new");
+    }
+    eprintln!("{mixed} of {ROUNDS} rounds were killed between files");
+    let last = ((ROUNDS - 1) % 2) as usize;
+    assert!(
+        apply_in(&home, &manifests[last])
+            .status()
+            .expect("run")
+            .success()
+    );
+    for (i, (p, _)) in files.iter().enumerate() {
+        assert_eq!(
+            read(p),
+            releases[last][i],
+            "{} did not converge",
+            p.display()
+        );
+    }
+    let home_s = home.to_str().expect("UTF-8");
+    let m = manifests[last].to_str().expect("UTF-8");
+    let o = util::run_env(tmp.path(), &["apply", m, "--json"], &[("HOME", home_s)]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        json(&o)["files"]
+            .as_array()
+            .is_some_and(|f| f.len() == N && f.iter().all(|f| f["changed"] == false)),
+        "a third run changes nothing"
+    );
+    for d in 0..DIRS {
+        let left: Vec<_> = std::fs::read_dir(home.join(format!("d{d}")))
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| n.to_string_lossy().contains("demarcate-tmp"))
+            .collect();
+        assert!(left.is_empty(), "temporary files stay: {left:?}");
+    }
 }

@@ -193,6 +193,67 @@ fn lines_appended_by_another_program_during_edits_are_never_lost() {
 }
 
 #[test]
+fn lines_appended_during_a_batched_apply_are_never_lost() {
+    // The same appender as above, while `apply` rewrites the file among 200 others of its
+    // directory in one batch (read, staged, synced, renamed and followed apart in time).
+    let dir = tempfile::tempdir().expect("tmp");
+    let file = dir.path().join("log.sh");
+    std::fs::write(&file, "# appended below\n").expect("write");
+    let others = 200;
+    for i in 0..others {
+        std::fs::write(dir.path().join(format!("f{i}.sh")), "echo\n").expect("write");
+    }
+    let manifest = |run: usize| {
+        let mut m = String::from("owner = \"ZYLOS\"\n");
+        for name in std::iter::once("log".to_owned()).chain((0..others).map(|i| format!("f{i}"))) {
+            m.push_str(&format!(
+                "[[block]]\npath = \"{name}.sh\"\nname = \"n\"\ncontent = \"echo run {run}\"\n"
+            ));
+        }
+        std::fs::write(dir.path().join("m.toml"), m).expect("manifest");
+    };
+    let lines = 600;
+    let mut appender = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "i=0; while [ $i -lt {lines} ]; do echo \"echo line $i\" >> log.sh; \
+             i=$((i+1)); sleep 0.002; done"
+        ))
+        .current_dir(dir.path())
+        .spawn()
+        .expect("sh starts");
+    let (mut runs, mut written, mut refused) = (0, 0, Vec::new());
+    while appender.try_wait().expect("wait").is_none() {
+        manifest(runs);
+        let o = util::run(dir.path(), &["apply", "m.toml", "--json"]);
+        runs += 1;
+        match code(&o) {
+            0 => written += 1,
+            // Failing loudly is allowed (for the appended file only); losing a line is not.
+            2 => {
+                assert!(stderr(&o).contains("log.sh"), "{}", stderr(&o));
+                refused.push(stderr(&o));
+            }
+            c => panic!("exit {c}: {}", stderr(&o)),
+        }
+    }
+    assert!(appender.wait().expect("wait").success());
+    println!("{runs} runs, {written} wrote, {} refused", refused.len());
+    let text = std::fs::read_to_string(&file).expect("read");
+    for i in 0..lines {
+        let line = format!("echo line {i}\n");
+        assert_eq!(
+            text.matches(&line).count(),
+            1,
+            "line {i} lost or doubled after {runs} runs ({refused:?}):\n{text}"
+        );
+    }
+    assert!(written >= 3, "only {written} of {runs} runs wrote");
+    let o = util::run(dir.path(), &["check", "log.sh"]);
+    assert_eq!(code(&o), 0, "the result is damaged: {}", stderr(&o));
+}
+
+#[test]
 fn validate_never_lets_a_shell_read_the_path() {
     let dir = tempfile::tempdir().expect("tmp");
     let name = "e$(touch PWNED).sh";
@@ -502,18 +563,26 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Everything the state store under `store` holds, as text (its records hold the bodies).
+fn store_text(store: &Path) -> String {
+    files_under(store)
+        .iter()
+        .map(|p| std::fs::read_to_string(p).expect("read"))
+        .collect()
+}
+
 #[test]
 fn env_bodies_are_kept_only_for_a_merge_and_go_with_their_region() {
     let dir = tempfile::tempdir().expect("tmp");
     std::fs::write(dir.path().join(".env"), "USER_KEY=1\n").expect("write");
-    let bodies = dir.path().join(".state/demarcate/bodies");
+    let store = dir.path().join(".state/demarcate");
     let secret = |v: &str| format!("API_TOKEN={v}");
     let o = util::run(dir.path(), &args(&set(".env", &secret("s3cr3t"))));
     assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = store_text(&store);
     assert!(
-        files_under(&bodies).is_empty(),
-        "{:?}",
-        files_under(&bodies)
+        !text.is_empty() && !text.contains("s3cr3t"),
+        "the region is recorded, its body is not: {text}"
     );
     let o = util::run(
         dir.path(),
@@ -524,24 +593,15 @@ fn env_bodies_are_kept_only_for_a_merge_and_go_with_their_region() {
         .concat(),
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let kept = files_under(&bodies);
-    assert_eq!(kept.len(), 1, "{kept:?}");
-    assert!(
-        std::fs::read_to_string(&kept[0])
-            .expect("read")
-            .contains("rotated")
-    );
+    let text = store_text(&store);
+    assert_eq!(text.matches("API_TOKEN=").count(), 1, "{text}");
+    assert!(text.contains("API_TOKEN=rotated"), "{text}");
     let o = util::run(
         dir.path(),
         &["remove", ".env", "--owner", "ZYLOS", "--name", "n"],
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    assert!(
-        files_under(&bodies).is_empty(),
-        "{:?}",
-        files_under(&bodies)
-    );
-    assert!(files_under(&dir.path().join(".state/demarcate/files")).is_empty());
+    assert!(files_under(&store).is_empty(), "{:?}", files_under(&store));
 }
 
 #[test]
@@ -553,18 +613,16 @@ fn shell_bodies_follow_their_regions_and_the_store_is_private() {
         let o = util::run(dir.path(), &args(&set("rc.sh", &format!("echo {v}"))));
         assert_eq!(code(&o), 0, "{}", stderr(&o));
     }
-    let bodies = files_under(&store.join("bodies"));
-    assert_eq!(bodies.len(), 1, "old bodies stay: {bodies:?}");
+    let text = store_text(&store);
     assert!(
-        std::fs::read_to_string(&bodies[0])
-            .expect("read")
-            .contains("three")
+        text.contains("echo three") && !text.contains("echo one") && !text.contains("echo two"),
+        "old bodies stay: {text}"
     );
     for p in files_under(&store) {
         let m = std::fs::metadata(&p).expect("meta").permissions().mode();
         assert_eq!(m & 0o777, 0o600, "{}", p.display());
     }
-    for d in [store.clone(), store.join("files"), store.join("bodies")] {
+    for d in [store.clone(), store.join("dirs")] {
         let m = std::fs::metadata(&d).expect("meta").permissions().mode();
         assert_eq!(m & 0o777, 0o700, "{}", d.display());
     }

@@ -29,7 +29,7 @@ pub(super) fn home(template: &Document<'_>, scan: &Scan, region: &Region) -> Hom
     }
     if let Some(h) = table_of(scan, region.begin.line.start).and_then(|i| scan.headers.get(i)) {
         home.path.push(Step {
-            key: plain_path(&h.path),
+            key: plain_path(&scan.path(h)),
             array: h.array,
             order: h.line.start as u64,
             line: line_of(template.src, h.line.start),
@@ -47,7 +47,7 @@ fn table_of(scan: &Scan, offset: usize) -> Option<usize> {
 fn header_of(scan: &Scan, key: &str) -> Option<usize> {
     scan.headers
         .iter()
-        .rposition(|h| plain_path(&h.path) == key)
+        .rposition(|h| plain_path(&scan.path(h)) == key)
 }
 
 /// Where the missing region `id` goes in `doc`; `None` for a region that holds its own
@@ -148,7 +148,7 @@ pub(super) fn create_table(
             let first = scan
                 .headers
                 .iter()
-                .position(|x| plain_path(&x.path) == s.key)
+                .position(|x| plain_path(&scan.path(x)) == s.key)
                 .unwrap_or(h);
             after = Some((s.order, above_comments(doc, scan.headers[first].line.start)));
         }

@@ -17,9 +17,9 @@ use rustc_hash::{FxBuildHasher, FxHashMap};
 use nom::{
     IResult, Parser,
     branch::alt,
-    bytes::complete::{tag, take_while, take_while1},
+    bytes::complete::{tag, take_while},
     combinator::{opt, recognize},
-    sequence::{delimited, pair},
+    sequence::pair,
 };
 
 use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
@@ -31,6 +31,18 @@ type Res<'a> = IResult<In<'a>, In<'a>>;
 pub(crate) const SEP: char = '\u{1f}';
 /// Introduces the element number of an array of tables in a canonical path.
 pub(crate) const ELEM: char = '\u{1e}';
+
+/// How many arrays and inline tables toml_edit, the validating parser, accepts inside one
+/// another; a file nested deeper is refused before an edit (see [`Scan::too_deep`]).
+pub(crate) const MAX_DEPTH: usize = 80;
+
+/// Containers nested deeper than this are lexed (strings, comments and line breaks are
+/// found as anywhere else) but not recorded: they take no context number (their comments
+/// take the context of the innermost recorded container, and no line inside them starts at
+/// the top level, so none is a marker), and their keys are not recorded. Such a file is not
+/// valid TOML for the validating parser, and a crafted one costs a byte per level, not a
+/// record and a table.
+pub(crate) const RECORDED_DEPTH: usize = 128;
 
 /// `ws = *( %x20 / %x09 )`
 pub(crate) fn ws(i: In<'_>) -> Res<'_> {
@@ -57,15 +69,63 @@ pub(crate) const fn is_bare(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
 }
 
+/// Bit 1: a byte of an unquoted key ([`is_bare`]); bit 2: a byte of a bare value; bit 4:
+/// a byte that stops a basic string's body (`"`, `\`, a line break).
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        if is_bare(c) {
+            t[b] |= 1;
+        }
+        if c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'_' | b'.' | b':') {
+            t[b] |= 2;
+        }
+        if matches!(c, b'"' | b'\\' | b'\n') {
+            t[b] |= 4;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// The error of a token production that does not match.
+fn no<'a, T>(i: In<'a>, kind: nom::error::ErrorKind) -> IResult<In<'a>, T> {
+    Err(nom::Err::Error(nom::error::Error::new(i, kind)))
+}
+
+/// The longest prefix of `i` whose bytes are all of the class `bit`, when not empty. The
+/// token productions that run on every key and value use this byte loop; it matches what
+/// `take_while1` does (the test oracle keeps the combinator forms, and a property test
+/// compares them).
+fn class_run(i: In<'_>, bit: u8) -> Res<'_> {
+    let n = i
+        .iter()
+        .position(|b| CLASS[*b as usize] & bit == 0)
+        .unwrap_or(i.len());
+    if n == 0 {
+        return no(i, nom::error::ErrorKind::TakeWhile1);
+    }
+    Ok((&i[n..], &i[..n]))
+}
+
 /// `unquoted-key = 1*( ALPHA / DIGIT / "-" / "_" )`
 pub(crate) fn unquoted_key(i: In<'_>) -> Res<'_> {
-    take_while1(is_bare)(i)
+    class_run(i, 1)
 }
 
 /// The inside of a basic string, up to its closing quote or the end of the line.
 fn basic_body(i: In<'_>) -> Res<'_> {
+    // Most strings are short: look at their first bytes one by one before a vector search.
+    let stop = |b: &u8| CLASS[*b as usize] & 4 != 0;
+    let find = |hay: &[u8]| match hay.iter().take(24).position(stop) {
+        Some(p) => Some(p),
+        None if hay.len() <= 24 => None,
+        None => memchr::memchr3(b'"', b'\\', b'\n', &hay[24..]).map(|p| p + 24),
+    };
     let mut k = 0;
-    while let Some(p) = memchr::memchr3(b'"', b'\\', b'\n', &i[k..]) {
+    while let Some(p) = find(&i[k..]) {
         let j = k + p;
         if i[j] == b'\\' && i.get(j + 1).is_some_and(|b| *b != b'\n') {
             k = j + 2;
@@ -82,17 +142,27 @@ fn basic_body(i: In<'_>) -> Res<'_> {
 
 /// `basic-string = %x22 *basic-char %x22`
 pub(crate) fn basic_string(i: In<'_>) -> Res<'_> {
-    recognize(delimited(tag(&b"\""[..]), basic_body, tag(&b"\""[..]))).parse(i)
+    if i.first() != Some(&b'"') {
+        return no(i, nom::error::ErrorKind::Tag);
+    }
+    let (rest, body) = basic_body(&i[1..])?;
+    if rest.first() != Some(&b'"') {
+        return no(rest, nom::error::ErrorKind::Tag);
+    }
+    let n = body.len() + 2;
+    Ok((&i[n..], &i[..n]))
 }
 
 /// `literal-string = %x27 *literal-char %x27`
 pub(crate) fn literal_string(i: In<'_>) -> Res<'_> {
-    recognize(delimited(
-        tag(&b"'"[..]),
-        take_while(|b| b != b'\'' && b != b'\n'),
-        tag(&b"'"[..]),
-    ))
-    .parse(i)
+    if i.first() != Some(&b'\'') {
+        return no(i, nom::error::ErrorKind::Tag);
+    }
+    match memchr::memchr2(b'\'', b'\n', &i[1..]) {
+        Some(p) if i[1 + p] == b'\'' => Ok((&i[p + 2..], &i[..p + 2])),
+        Some(p) => no(&i[1 + p..], nom::error::ErrorKind::Tag),
+        None => no(&i[i.len()..], nom::error::ErrorKind::Tag),
+    }
 }
 
 /// The end of a multi-line string body: the offset after the closing delimiter (a run of
@@ -197,13 +267,19 @@ pub(crate) fn dot_sep(i: In<'_>) -> Res<'_> {
 
 /// `keyval-sep = ws "=" ws`
 pub(crate) fn keyval_sep(i: In<'_>) -> Res<'_> {
-    recognize((ws, tag(&b"="[..]), ws)).parse(i)
+    let blank = |s: &[u8]| s.iter().take_while(|b| **b == b' ' || **b == b'\t').count();
+    let a = blank(i);
+    if i.get(a) != Some(&b'=') {
+        return no(&i[a..], nom::error::ErrorKind::Tag);
+    }
+    let n = a + 1 + blank(&i[a + 1..]);
+    Ok((&i[n..], &i[..n]))
 }
 
 /// `bare-value = 1*( ALPHA / DIGIT / "+" / "-" / "_" / "." / ":" ) [ " " time ]`: numbers,
 /// booleans, `inf`, `nan`, dates and times (a date and a time may be separated by a space).
 pub(crate) fn bare_value(i: In<'_>) -> Res<'_> {
-    let word = |i| take_while1(|b: u8| b.is_ascii_alphanumeric() || b"+-_.:".contains(&b))(i);
+    let word = |i| class_run(i, 2);
     let (rest, v) = word(i)?;
     let is_date = v.len() == 10
         && v.iter().enumerate().all(|(k, b)| {
@@ -261,6 +337,7 @@ enum Stored {
 /// Every table of a file as a tree: a table is its parent plus one segment, so no path is
 /// ever built or cloned while lexing (nesting `n` deep costs `n` nodes, not `n²` bytes).
 /// Two keys are in one table exactly when their tables have the same id.
+#[derive(Clone, Debug)]
 struct Tables {
     /// Parent and segment of each table; id 0 is the root table.
     nodes: Vec<(u32, Stored)>,
@@ -268,6 +345,12 @@ struct Tables {
     names: Vec<u8>,
     /// Hash of (parent, segment) to id; a collision moves on to the next slot.
     index: FxHashMap<u64, u32>,
+}
+
+impl Default for Tables {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Tables {
@@ -325,6 +408,54 @@ impl Tables {
         id
     }
 
+    /// The steps from the table `id` up to (not including) the root, innermost first.
+    fn chain(&self, id: u32) -> impl Iterator<Item = Stored> + '_ {
+        let mut at = id;
+        std::iter::from_fn(move || {
+            if at == 0 {
+                return None;
+            }
+            let &(parent, stored) = self.nodes.get(at as usize)?;
+            at = parent;
+            Some(stored)
+        })
+    }
+
+    /// The text of a stored key segment.
+    fn name(&self, start: usize, len: usize) -> &[u8] {
+        self.names.get(start..start + len).unwrap_or_default()
+    }
+
+    /// The canonical path of a table (see [`Scan::path`]).
+    fn path(&self, id: u32) -> String {
+        let mut chain = Vec::new();
+        let mut at = id;
+        while at != 0 {
+            let Some(&(parent, stored)) = self.nodes.get(at as usize) else {
+                break;
+            };
+            chain.push(stored);
+            at = parent;
+        }
+        let mut out = String::new();
+        for (k, stored) in chain.iter().rev().enumerate() {
+            match *stored {
+                Stored::Key { start, len } => {
+                    if k > 0 {
+                        out.push(SEP);
+                    }
+                    out.push_str(&String::from_utf8_lossy(self.name(start, len)));
+                }
+                Stored::Elem(at) => {
+                    out.push(ELEM);
+                    out.push_str(&at.to_string());
+                }
+                Stored::Inline(_) => {}
+            }
+        }
+        out
+    }
+
     /// The table reached from `base` through the key segments `segs` of `src`.
     fn walk(&mut self, base: u32, src: &[u8], segs: &[Span]) -> u32 {
         segs.iter()
@@ -333,43 +464,36 @@ impl Tables {
 }
 
 /// A `[table]` or `[[array.of.tables]]` header.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Header {
     /// The whole line, after its line break.
     pub(crate) line: Span,
-    /// The resolved canonical path: decoded segments joined by [`SEP`], each array of
-    /// tables followed by [`ELEM`] and the line start of its element's `[[...]]` header.
-    pub(crate) path: String,
+    /// The table it opens, in [`Scan::tables`]; [`Scan::path`] names it.
+    pub(crate) table: u32,
     /// True for `[[...]]`.
     pub(crate) array: bool,
-}
-
-impl Header {
-    /// The first segment of the path (without an element number).
-    pub(crate) fn first(&self) -> &str {
-        first_segment(&self.path)
-    }
-}
-
-/// The first segment of a canonical path.
-pub(crate) fn first_segment(path: &str) -> &str {
-    let end = path.find([SEP, ELEM]).unwrap_or(path.len());
-    &path[..end]
 }
 
 /// A key/value statement at the top level of a table (not inside an inline table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Stmt {
-    /// Start of its first line.
-    pub(crate) line_start: usize,
     /// The key as written, dots and all.
     pub(crate) key: Span,
-    /// The key's first segment.
-    pub(crate) first: Span,
     /// End of its last line (after the line break), a multi-line value included.
     pub(crate) end: usize,
     /// Index of the governing header in [`Scan::headers`]; `None` for the root table.
     pub(crate) header: Option<u32>,
+}
+
+impl Stmt {
+    /// The key's first segment.
+    pub(crate) fn first(&self, src: &[u8]) -> Span {
+        let at = self.key.start;
+        match simple_key(src.get(at..self.key.end).unwrap_or_default()) {
+            Ok((_, k)) => Span::new(at, at + k.len()),
+            Err(_) => self.key,
+        }
+    }
 }
 
 /// Everything the lexer finds.
@@ -383,6 +507,63 @@ pub(crate) struct Scan {
     pub(crate) stmts: Vec<Stmt>,
     /// Lines that start inside a multi-line string (a subset of the inner lines), in order.
     pub(crate) string_lines: Vec<Span>,
+    /// The table tree the headers name.
+    tables: Tables,
+    /// Where the first container nested more than [`MAX_DEPTH`] deep opens.
+    pub(crate) too_deep: Option<usize>,
+}
+
+impl Scan {
+    /// The resolved canonical path of a header: decoded segments joined by [`SEP`], each
+    /// array of tables followed by [`ELEM`] and the line start of its element's `[[...]]`
+    /// header. Built on demand: the lexer stores none.
+    pub(crate) fn path(&self, h: &Header) -> String {
+        self.tables.path(h.table)
+    }
+
+    /// The first segment of a header's path (without an element number).
+    pub(crate) fn first(&self, h: &Header) -> String {
+        String::from_utf8_lossy(self.first_name(h)).into_owned()
+    }
+
+    /// The decoded first segment of a header's path, borrowed.
+    pub(crate) fn first_name(&self, h: &Header) -> &[u8] {
+        let mut name: &[u8] = b"";
+        for s in self.tables.chain(h.table) {
+            if let Stored::Key { start, len } = s {
+                name = self.tables.name(start, len);
+            }
+        }
+        name
+    }
+
+    /// True when the header's path holds an element number (its table is, or lies inside,
+    /// an element of an array of tables).
+    pub(crate) fn in_array(&self, h: &Header) -> bool {
+        self.tables
+            .chain(h.table)
+            .any(|s| !matches!(s, Stored::Key { .. }))
+    }
+
+    /// True when two headers of plain tables (not [`Scan::in_array`]), `h` of this scan and
+    /// `oh` of `other`, have the same path; compared without building either.
+    pub(crate) fn same_plain_path(&self, h: &Header, other: &Self, oh: &Header) -> bool {
+        let mut a = self.tables.chain(h.table);
+        let mut b = other.tables.chain(oh.table);
+        loop {
+            match (a.next(), b.next()) {
+                (None, None) => return true,
+                (
+                    Some(Stored::Key { start, len }),
+                    Some(Stored::Key {
+                        start: ostart,
+                        len: olen,
+                    }),
+                ) if self.tables.name(start, len) == other.tables.name(ostart, olen) => {}
+                _ => return false,
+            }
+        }
+    }
 }
 
 /// An open multi-line container.
@@ -408,6 +589,8 @@ struct Lexer<'a> {
     scan: Scan,
     inner: Vec<Span>,
     frames: Vec<Frame>,
+    /// Containers open beyond [`RECORDED_DEPTH`], innermost last: true for an inline table.
+    deep: Vec<bool>,
     /// For each open container, its first line break (`usize::MAX`: none yet).
     first_nl: Vec<usize>,
     /// Containers below this depth know their first line break.
@@ -426,11 +609,19 @@ struct Lexer<'a> {
     value_base: u32,
     cur_header: Option<u32>,
     segs: Vec<Span>,
+    /// Which comments are recorded.
+    keep: crate::lex::Keep,
 }
 
 /// Lexes a whole TOML file.
 #[must_use]
 pub(crate) fn scan(src: &[u8]) -> Scan {
+    scan_keeping(src, crate::lex::Keep::All)
+}
+
+/// As [`scan`], recording the comments `keep` asks for.
+#[must_use]
+pub(crate) fn scan_keeping(src: &[u8], keep: crate::lex::Keep) -> Scan {
     let mut scan = Scan::default();
     // About one key, one statement per 40 bytes in typical files.
     scan.lexed.keys.reserve(src.len() / 40);
@@ -445,6 +636,7 @@ pub(crate) fn scan(src: &[u8]) -> Scan {
         scan,
         inner: Vec::new(),
         frames: Vec::new(),
+        deep: Vec::new(),
         first_nl: Vec::new(),
         nl_floor: 0,
         eol: (0, 0),
@@ -456,6 +648,7 @@ pub(crate) fn scan(src: &[u8]) -> Scan {
         value_base: 0,
         cur_header: None,
         segs: Vec::new(),
+        keep,
     };
     lx.run();
     lx.finish()
@@ -529,18 +722,28 @@ impl<'a> Lexer<'a> {
             self.set_unclosed(open, what);
             self.push_inner(open, len);
         }
-        self.inner.sort_by_key(|s| s.start);
-        let mut merged: Vec<Span> = Vec::with_capacity(self.inner.len());
-        for s in self.inner {
+        // Merged in place: no second list of the same size.
+        let mut merged = std::mem::take(&mut self.inner);
+        merged.sort_by_key(|s| s.start);
+        let mut kept: usize = 0;
+        for r in 0..merged.len() {
+            let s = merged[r];
             if s.is_empty() {
                 continue;
             }
-            match merged.last_mut() {
+            match kept.checked_sub(1).map(|k| &mut merged[k]) {
                 Some(m) if s.start <= m.end => m.end = m.end.max(s.end),
-                _ => merged.push(s),
+                _ => {
+                    merged[kept] = s;
+                    kept += 1;
+                }
             }
         }
+        merged.truncate(kept);
+        merged.shrink_to_fit();
         self.scan.lexed.inner_lines = merged;
+        self.tables.index = FxHashMap::default();
+        self.scan.tables = self.tables;
         self.scan
     }
 
@@ -601,19 +804,21 @@ impl<'a> Lexer<'a> {
             return;
         };
         let start = self.pos;
-        let ls = crate::document::line_start(self.src, start);
-        let before = &self.src[ls..start];
-        let before = if ls == 0 {
-            before.strip_prefix(b"\xef\xbb\xbf").unwrap_or(before)
-        } else {
-            before
-        };
-        let alone = before.iter().all(|b| *b == b' ' || *b == b'\t');
-        self.scan.lexed.comments.push(Comment {
-            text: Span::new(start, start + text.len()),
-            alone,
-            context: self.ctx(),
-        });
+        if self.keep.keeps(text) {
+            let ls = crate::document::line_start(self.src, start);
+            let before = &self.src[ls..start];
+            let before = if ls == 0 {
+                before.strip_prefix(b"\xef\xbb\xbf").unwrap_or(before)
+            } else {
+                before
+            };
+            let alone = before.iter().all(|b| *b == b' ' || *b == b'\t');
+            self.scan.lexed.comments.push(Comment {
+                text: Span::new(start, start + text.len()),
+                alone,
+                context: self.ctx(),
+            });
+        }
         self.advance(r);
     }
 
@@ -631,6 +836,11 @@ impl<'a> Lexer<'a> {
     /// Skips one token of input that is not TOML, respecting strings.
     fn junk(&mut self) {
         match self.peek() {
+            // A line break after a broken key inside a container (`{"a".` then a break).
+            Some(b'\n') if !self.frames.is_empty() => {
+                self.saw_newline(self.pos);
+                self.pos += 1;
+            }
             Some(b'"' | b'\'') => {
                 self.string_here();
             }
@@ -757,31 +967,21 @@ impl<'a> Lexer<'a> {
             self.pos += close.len();
         }
         let ls = self.line_start(ls);
-        let mut path = String::new();
         let mut node = 0;
         let n = self.segs.len();
         for k in 0..n {
             let Some(s) = self.segs.get(k).copied() else {
                 break;
             };
-            if k > 0 {
-                path.push(SEP);
-            }
-            let seg = key_seg(s.of(self.src));
-            path.push_str(&String::from_utf8_lossy(&seg));
-            node = self.tables.child(node, Seg::Key(&seg));
+            node = self.tables.child(node, Seg::Key(&key_seg(s.of(self.src))));
             if !(array && k + 1 == n)
                 && let Some(&at) = self.aot.get(&node)
             {
-                path.push(ELEM);
-                path.push_str(&at.to_string());
                 node = self.tables.child(node, Seg::Elem(at));
             }
         }
         if array {
             self.aot.insert(node, ls);
-            path.push(ELEM);
-            path.push_str(&ls.to_string());
             node = self.tables.child(node, Seg::Elem(ls));
         }
         self.cur_table = node;
@@ -790,7 +990,7 @@ impl<'a> Lexer<'a> {
         self.cur_header = u32::try_from(idx).ok();
         self.scan.headers.push(Header {
             line: Span::new(ls, self.src.len()),
-            path,
+            table: node,
             array,
         });
         self.tail = Some(Pending::Header(idx));
@@ -817,18 +1017,14 @@ impl<'a> Lexer<'a> {
 
     /// `keyval = key keyval-sep val` at the top level of a table.
     fn keyval_stmt(&mut self) {
-        let ls = self.line_start(self.pos);
         let Some(span) = self.key() else {
             self.junk();
             self.tail = Some(Pending::Nothing);
             return;
         };
-        let first = self.segs.first().copied().unwrap_or(span);
         let idx = self.scan.stmts.len();
         self.scan.stmts.push(Stmt {
-            line_start: ls,
             key: span,
-            first,
             end: self.src.len(),
             header: self.cur_header,
         });
@@ -849,6 +1045,7 @@ impl<'a> Lexer<'a> {
             Some(b'"' | b'\'') => {
                 self.string_here();
             }
+            Some(b @ (b'[' | b'{')) if !self.open_deep(b == b'{') => {}
             Some(b'[') => {
                 let ctx = self.new_ctx();
                 self.frames.push(Frame::Array {
@@ -884,10 +1081,30 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// Before a container opens at the current position: notes where the nesting first
+    /// goes beyond [`MAX_DEPTH`], and beyond [`RECORDED_DEPTH`] opens it unrecorded. True
+    /// when the caller is to record it.
+    fn open_deep(&mut self, inline: bool) -> bool {
+        let depth = self.frames.len() + self.deep.len();
+        if depth >= MAX_DEPTH && self.scan.too_deep.is_none() {
+            self.scan.too_deep = Some(self.pos);
+        }
+        if depth < RECORDED_DEPTH {
+            return true;
+        }
+        self.deep.push(inline);
+        self.pos += 1;
+        false
+    }
+
     /// Closes the innermost container at the current position (its closing bracket).
     fn close_frame(&mut self) {
         let close = self.pos;
         self.pos += 1;
+        // An unrecorded container's lines lie within the innermost recorded one's.
+        if self.deep.pop().is_some() {
+            return;
+        }
         if self.frames.pop().is_some() {
             let nl = self.first_nl.pop().unwrap_or(usize::MAX);
             self.nl_floor = self.nl_floor.min(self.frames.len());
@@ -901,7 +1118,10 @@ impl<'a> Lexer<'a> {
     fn frame_step(&mut self) {
         self.skip_ws();
         let Some(b) = self.peek() else { return };
-        let inline = matches!(self.frames.last(), Some(Frame::Inline { .. }));
+        let inline = match self.deep.last() {
+            Some(inline) => *inline,
+            None => matches!(self.frames.last(), Some(Frame::Inline { .. })),
+        };
         match b {
             b'#' => self.comment_here(),
             b'\n' => {
@@ -932,14 +1152,22 @@ impl<'a> Lexer<'a> {
 
     /// `keyval` inside an inline table.
     fn inline_keyval(&mut self) {
-        let Some(&Frame::Inline { table: base, .. }) = self.frames.last() else {
-            return;
+        let base = match self.frames.last() {
+            _ if !self.deep.is_empty() => None,
+            Some(&Frame::Inline { table, .. }) => Some(table),
+            _ => return,
         };
         if self.key().is_none() {
             self.junk();
             return;
         }
         let Ok((r, _)) = keyval_sep(self.rest()) else {
+            return;
+        };
+        let Some(base) = base else {
+            // Unrecorded: only the value's own tokens matter.
+            self.advance(r);
+            self.value(None);
             return;
         };
         let table = self.record_key(base, r.first() == Some(&b'{'));

@@ -12,6 +12,7 @@ mod normalize;
 #[cfg(test)]
 mod oracle;
 mod place;
+mod sure;
 mod validate;
 
 #[cfg(test)]
@@ -37,7 +38,14 @@ impl Lexer for Toml {
         lexer::scan(src).lexed
     }
     fn scan(&self, src: &[u8]) -> (Lexed, Option<crate::lex::Scan>) {
-        let mut s = lexer::scan(src);
+        self.scan_keeping(src, crate::lex::Keep::All)
+    }
+    fn scan_keeping(
+        &self,
+        src: &[u8],
+        keep: crate::lex::Keep,
+    ) -> (Lexed, Option<crate::lex::Scan>) {
+        let mut s = lexer::scan_keeping(src, keep);
         let lexed = std::mem::take(&mut s.lexed);
         (lexed, Some(Arc::new(s)))
     }
@@ -119,7 +127,7 @@ impl Syntax for Toml {
         super::rewrap_by_placement(self, doc, region, at, body)
     }
     fn check_input(&self, doc: &Document<'_>) -> Result<(), String> {
-        validate::check_input(doc.src)
+        validate::check_input(doc.src, &scan_of(doc))
     }
     fn validate(&self, old: &Document<'_>, new: &Document<'_>) -> Result<(), String> {
         validate::validate(old, &scan_of(old), new, &scan_of(new))

@@ -7,10 +7,30 @@
 use std::collections::HashMap;
 
 use super::lexer::{
-    ELEM, Header, SEP, Scan, Stmt, bare_value, comment, dot_sep, is_bare, key_text, keyval_sep,
+    ELEM, RECORDED_DEPTH, SEP, Stmt, bare_value, comment, dot_sep, is_bare, key_text, keyval_sep,
     newline, simple_key, string, ws,
 };
-use crate::lex::{Comment, Key, Span, Unclosed};
+use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
+
+/// A header as the oracle records it: with its canonical path as a string.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Header {
+    /// The whole line, after its line break.
+    pub(crate) line: Span,
+    /// The canonical path (see `lexer::Scan::path`).
+    pub(crate) path: String,
+    /// True for `[[...]]`.
+    pub(crate) array: bool,
+}
+
+/// What the oracle finds (the fast lexer's `Scan`, with paths as strings).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scan {
+    pub(crate) lexed: Lexed,
+    pub(crate) headers: Vec<Header>,
+    pub(crate) stmts: Vec<Stmt>,
+    pub(crate) string_lines: Vec<Span>,
+}
 
 /// An open multi-line container.
 #[derive(Debug)]
@@ -19,6 +39,9 @@ enum Frame {
     Array { ctx: u32, open: usize },
     /// `{` of an inline table whose keys belong to the table `path`.
     Inline { ctx: u32, open: usize, path: String },
+    /// A container opened with `RECORDED_DEPTH` containers open: its comments take the
+    /// context `ctx` of the innermost recorded one, and its keys are not recorded.
+    Deep { inline: bool, ctx: u32, open: usize },
 }
 
 /// What the rest of the current top-level line finishes.
@@ -126,7 +149,9 @@ impl<'a> Lexer<'a> {
     /// The container context of a comment: the innermost open container, or 0.
     fn ctx(&self) -> u32 {
         match self.frames.last() {
-            Some(Frame::Array { ctx, .. } | Frame::Inline { ctx, .. }) => *ctx,
+            Some(
+                Frame::Array { ctx, .. } | Frame::Inline { ctx, .. } | Frame::Deep { ctx, .. },
+            ) => *ctx,
             None => 0,
         }
     }
@@ -152,6 +177,7 @@ impl<'a> Lexer<'a> {
             let (open, what) = match f {
                 Frame::Array { open, .. } => (*open, "array"),
                 Frame::Inline { open, .. } => (*open, "inline table"),
+                Frame::Deep { .. } => (0, "unreachable"),
             };
             self.set_unclosed(open, what);
             self.push_inner(open, len);
@@ -427,18 +453,14 @@ impl<'a> Lexer<'a> {
 
     /// `keyval = key keyval-sep val` at the top level of a table.
     fn keyval_stmt(&mut self) {
-        let ls = self.line_start(self.pos);
         let Some(span) = self.key() else {
             self.junk();
             self.tail = Some(Pending::Nothing);
             return;
         };
-        let first = self.segs.first().copied().unwrap_or(span);
         let idx = self.scan.stmts.len();
         self.scan.stmts.push(Stmt {
-            line_start: ls,
             key: span,
-            first,
             end: self.src.len(),
             header: self.cur_header,
         });
@@ -460,6 +482,15 @@ impl<'a> Lexer<'a> {
         match self.peek() {
             Some(b'"' | b'\'') => {
                 self.string_here();
+            }
+            Some(b @ (b'[' | b'{')) if self.frames.len() >= RECORDED_DEPTH => {
+                let ctx = self.ctx();
+                self.frames.push(Frame::Deep {
+                    inline: b == b'{',
+                    ctx,
+                    open: self.pos,
+                });
+                self.pos += 1;
             }
             Some(b'[') => {
                 let ctx = self.new_ctx();
@@ -501,7 +532,9 @@ impl<'a> Lexer<'a> {
         self.pos += 1;
         if let Some(f) = self.frames.pop() {
             let open = match f {
-                Frame::Array { open, .. } | Frame::Inline { open, .. } => open,
+                Frame::Array { open, .. }
+                | Frame::Inline { open, .. }
+                | Frame::Deep { open, .. } => open,
             };
             if memchr::memchr(b'\n', &self.src[open..close]).is_some() {
                 self.push_inner(open, close);
@@ -513,7 +546,10 @@ impl<'a> Lexer<'a> {
     fn frame_step(&mut self) {
         self.skip_ws();
         let Some(b) = self.peek() else { return };
-        let inline = matches!(self.frames.last(), Some(Frame::Inline { .. }));
+        let inline = matches!(
+            self.frames.last(),
+            Some(Frame::Inline { .. } | Frame::Deep { inline: true, .. })
+        );
         match b {
             b'#' => self.comment_here(),
             b'\n' => self.pos += 1,
@@ -539,6 +575,17 @@ impl<'a> Lexer<'a> {
 
     /// `keyval` inside an inline table.
     fn inline_keyval(&mut self) {
+        if let Some(Frame::Deep { .. }) = self.frames.last() {
+            if self.key().is_none() {
+                self.junk();
+                return;
+            }
+            if let Ok((r, _)) = keyval_sep(self.rest()) {
+                self.advance(r);
+                self.value(String::new());
+            }
+            return;
+        }
         let Some(Frame::Inline { path, .. }) = self.frames.last() else {
             return;
         };
@@ -564,4 +611,69 @@ fn escaped(text: &str) -> String {
     text.replace('\\', "\\\\")
         .replace(SEP, "\\s")
         .replace(ELEM, "\\e")
+}
+
+/// The token productions as nom combinators, as the lexer first wrote them: the lexer's
+/// byte loops for its hottest tokens must match them (a property test in `tests.rs`).
+pub(crate) mod tokens {
+    use nom::{
+        IResult, Parser,
+        bytes::complete::{tag, take_while, take_while1},
+        combinator::recognize,
+        sequence::delimited,
+    };
+
+    type In<'a> = &'a [u8];
+    type Res<'a> = IResult<In<'a>, In<'a>>;
+
+    /// `unquoted-key = 1*( ALPHA / DIGIT / "-" / "_" )`
+    pub(crate) fn unquoted_key(i: In<'_>) -> Res<'_> {
+        take_while1(super::is_bare)(i)
+    }
+
+    /// The inside of a basic string: escapes skipped, up to `"` or a line break (a
+    /// backslash before a line break, or at the end, is kept and ends it).
+    fn basic_body(i: In<'_>) -> Res<'_> {
+        let mut k = 0;
+        while k < i.len() {
+            match i[k] {
+                b'"' | b'\n' => return Ok((&i[k..], &i[..k])),
+                b'\\' if i.get(k + 1).is_some_and(|b| *b != b'\n') => {
+                    k += 2;
+                    if k >= i.len() {
+                        return Ok((&i[i.len()..], i));
+                    }
+                }
+                b'\\' => return Ok((&i[k + 1..], &i[..k + 1])),
+                _ => k += 1,
+            }
+        }
+        Ok((&i[i.len()..], i))
+    }
+
+    /// `basic-string = %x22 *basic-char %x22`
+    pub(crate) fn basic_string(i: In<'_>) -> Res<'_> {
+        recognize(delimited(tag(&b"\""[..]), basic_body, tag(&b"\""[..]))).parse(i)
+    }
+
+    /// `literal-string = %x27 *literal-char %x27`
+    pub(crate) fn literal_string(i: In<'_>) -> Res<'_> {
+        recognize(delimited(
+            tag(&b"'"[..]),
+            take_while(|b| b != b'\'' && b != b'\n'),
+            tag(&b"'"[..]),
+        ))
+        .parse(i)
+    }
+
+    /// `keyval-sep = ws "=" ws`
+    pub(crate) fn keyval_sep(i: In<'_>) -> Res<'_> {
+        let ws = take_while(|b| b == b' ' || b == b'\t');
+        recognize((ws, tag(&b"="[..]), take_while(|b| b == b' ' || b == b'\t'))).parse(i)
+    }
+
+    /// The word of a bare value.
+    pub(crate) fn bare_word(i: In<'_>) -> Res<'_> {
+        take_while1(|b: u8| b.is_ascii_alphanumeric() || b"+-_.:".contains(&b))(i)
+    }
 }

@@ -135,7 +135,7 @@ fn table(doc: &Document<'_>, scan: &Scan, t: &str) -> Result<Placement, String> 
     let found = scan
         .headers
         .iter()
-        .rposition(|h| plain_path(&h.path) == want);
+        .rposition(|h| plain_path(&scan.path(h)) == want);
     if let Some(h) = found {
         return Ok(Placement {
             offset: table_keys_end(doc, scan, Some(h)),
@@ -180,10 +180,10 @@ fn own_end(doc: &Document<'_>, scan: &Scan, header: Option<usize>) -> Option<usi
     let limit = table_limit(doc, scan, header);
     let h32 = header.and_then(|h| u32::try_from(h).ok());
     // Statements are in file order; the table's own ones lie between start and limit.
-    let from = scan.stmts.partition_point(|s| s.line_start < start);
+    let from = scan.stmts.partition_point(|s| s.key.start < start);
     let mut end = scan.stmts[from..]
         .iter()
-        .take_while(|s| s.line_start < limit)
+        .take_while(|s| s.key.start < limit)
         .filter(|s| s.header == h32)
         .map(|s| s.end)
         .max();

@@ -181,7 +181,7 @@ fn production_table() {
 fn production_std_table() {
     let src = "[ a . \"b#c\" ] # note\nx = 1\n";
     let s = scan(src.as_bytes());
-    assert_eq!(s.headers[0].path, format!("a{}b#c", lexer::SEP));
+    assert_eq!(s.path(&s.headers[0]), format!("a{}b#c", lexer::SEP));
     assert_eq!(s.headers[0].line, Span::new(0, 21));
     assert_eq!(texts(src), vec!["# note"]);
     assert_eq!(s.stmts[0].header, Some(0));
@@ -503,7 +503,16 @@ fn agrees_with_oracle(src: &[u8]) {
     assert_eq!(fast.lexed.comments, slow.lexed.comments);
     assert_eq!(fast.lexed.inner_lines, slow.lexed.inner_lines);
     assert_eq!(fast.lexed.unclosed, slow.lexed.unclosed);
-    assert_eq!(fast.headers, slow.headers);
+    let headers: Vec<super::oracle::Header> = fast
+        .headers
+        .iter()
+        .map(|h| super::oracle::Header {
+            line: h.line,
+            path: fast.path(h),
+            array: h.array,
+        })
+        .collect();
+    assert_eq!(headers, slow.headers);
     assert_eq!(fast.stmts, slow.stmts);
     assert_eq!(fast.string_lines, slow.string_lines);
     assert_eq!(fast.lexed.keys.len(), slow.lexed.keys.len());
@@ -582,8 +591,19 @@ proptest::proptest! {
 }
 
 #[test]
+fn fast_lexer_matches_oracle_on_a_break_after_a_broken_key() {
+    // The line break after `"s # x".` is skipped as junk, yet starts inner lines.
+    agrees_with_oracle(b"c = {\"s # x\".\n}");
+    agrees_with_oracle(b"c = [{a.\n}, 1]\nd = 2\n");
+}
+
+#[test]
 fn fast_lexer_matches_oracle_on_nesting() {
     let n = 300;
+    let src = format!("a = {}\n# c\n1{}\n", "[\n{b = ".repeat(n), "}]".repeat(n));
+    agrees_with_oracle(src.as_bytes());
+    let src = format!("a = {}", "{b = [\n".repeat(n));
+    agrees_with_oracle(src.as_bytes());
     let src = format!("a = {}1{}\n", "{b = ".repeat(n), "}".repeat(n));
     agrees_with_oracle(src.as_bytes());
     let src = format!("[[t]]\nx = [{}{{k = 1}}{}]\n", "[".repeat(n), "]".repeat(n));
@@ -592,22 +612,72 @@ fn fast_lexer_matches_oracle_on_nesting() {
 
 #[test]
 fn deeply_nested_inline_tables_lex_in_linear_time() {
-    // 100,000 levels: with a path cloned per level this took minutes and tens of gigabytes.
+    // 100,000 levels: with a path cloned per level this took minutes and tens of gigabytes;
+    // a record per level took 20 times the file. Levels beyond RECORDED_DEPTH are lexed
+    // but not recorded.
     let n = 100_000;
+    let depth = lexer::RECORDED_DEPTH;
     let src = format!("a = {}1{}\nz = 2\n", "{b = ".repeat(n), "}".repeat(n));
     let s = scan(src.as_bytes());
-    assert_eq!(s.lexed.keys.len(), n + 2);
+    assert_eq!(s.lexed.keys.len(), depth + 2);
     assert_eq!(s.lexed.unclosed, None);
     assert!(s.lexed.inner_lines.is_empty());
     assert_eq!(s.stmts.len(), 2);
-    // Each `b` is in the table its parent names: no two levels share a table, and `z` is
-    // back in the root table with `a`.
+    // Each recorded `b` is in the table its parent names: no two levels share a table, and
+    // `z` is back in the root table with `a`.
     let ctx: Vec<u32> = s.lexed.keys.iter().map(|k| k.context).collect();
-    let distinct: std::collections::HashSet<u32> = ctx[..=n].iter().copied().collect();
-    assert_eq!(distinct.len(), n + 1);
-    assert_eq!(ctx[0], ctx[n + 1]);
+    let distinct: std::collections::HashSet<u32> = ctx[..=depth].iter().copied().collect();
+    assert_eq!(distinct.len(), depth + 1);
+    assert_eq!(ctx[0], ctx[depth + 1]);
+    // The 81st container is where the validating parser stops.
+    assert_eq!(s.too_deep, Some(4 + 5 * lexer::MAX_DEPTH));
     let doc = Document::parse(src.as_bytes(), &Toml);
     assert!(doc.problems.is_empty(), "{:?}", doc.problems);
+}
+
+#[test]
+fn nesting_deeper_than_the_validating_parser_accepts_is_refused_before_an_edit() {
+    let deep = |n: usize| format!("x = 1\na = {}1{}\n", "[".repeat(n), "]".repeat(n));
+    let ok = deep(lexer::MAX_DEPTH);
+    assert_eq!(scan(ok.as_bytes()).too_deep, None);
+    let doc = Document::parse(ok.as_bytes(), &Toml);
+    assert_eq!(Toml.check_input(&doc), Ok(()));
+    let bad = deep(lexer::MAX_DEPTH + 1);
+    let doc = Document::parse(bad.as_bytes(), &Toml);
+    let err = Toml.check_input(&doc).expect_err("too deep");
+    assert!(
+        err.contains("line 2, column 85") && err.contains("80") && err.contains("[tables]"),
+        "{err}"
+    );
+    // toml_edit refuses it as well.
+    assert!(toml_edit::Document::parse(bad.as_str()).is_err());
+}
+
+#[test]
+fn unrecorded_levels_keep_comments_and_inner_lines() {
+    let n = lexer::RECORDED_DEPTH + 20;
+    let src = format!(
+        "a = {}'''x\n# not'''\n# inside \"{{\"\n{}\n# after\nb = 1\n",
+        "[{k = ".repeat(n),
+        "}]".repeat(n)
+    );
+    agrees_with_oracle(src.as_bytes());
+    let s = scan(src.as_bytes());
+    let texts: Vec<&[u8]> = s
+        .lexed
+        .comments
+        .iter()
+        .map(|c| c.text.of(src.as_bytes()))
+        .collect();
+    assert_eq!(texts, vec![&b"# inside \"{\""[..], b"# after"]);
+    let inside = s.lexed.comments[0].text.start;
+    assert!(
+        s.lexed
+            .is_inner(crate::lines::line_start(src.as_bytes(), inside))
+    );
+    assert!(s.lexed.comments[1].alone);
+    assert_eq!(s.stmts.len(), 2);
+    assert_eq!(s.lexed.inner_lines.len(), 1);
 }
 
 #[test]
@@ -618,4 +688,182 @@ fn an_empty_quoted_key_names_a_table_of_its_own() {
     assert_ne!(k[1].1, k[2].1);
     assert!(!doc_problems("'' = {x = 1}\nx = 2\n").contains(&ProblemKind::DuplicateKey));
     assert!(doc_problems("x = 1\nx = 2\n").contains(&ProblemKind::DuplicateKey));
+}
+
+// ---------------------------------------------------------------- the fast validity check
+
+fn toml_edit_accepts(src: &[u8]) -> bool {
+    std::str::from_utf8(src)
+        .is_ok_and(|t| toml_edit::Document::parse(t.strip_prefix('\u{feff}').unwrap_or(t)).is_ok())
+}
+
+#[test]
+fn the_fast_check_accepts_common_files() {
+    let files = [
+        "title = \"x\"\n[table_0]\nname = \"n # not a comment\"\nport = 0\nlist = [1, 2, 3]\n\
+         desc = '''\nmulti # line\n'''\n# a comment\n[table_1]\nport = -1\n",
+        "[package]\nname = \"demarcate\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+         [dependencies]\nclap = { version = \"4\", features = [\"derive\"] }\nmemchr = \"2\"\n\n\
+         [profile.release]\nlto = \"thin\"\ncodegen-units = 4\n",
+        "\u{feff}[tool.poetry]\nname = \"x\"\n[tool.poetry.dependencies]\npython = \"^3.8\"\n\
+         [[tool.mypy.overrides]]\nmodule = \"a.*\"\nstrict = true\n[[tool.mypy.overrides]]\n\
+         module = \"b\"\n[tool.mypy.overrides.x]\nk = 1.5\n",
+        "a.b.c = 1\na.b.d = \"\\u00e9\\t\\\"\"\n'quoted key' = { x = 1, y.z = [ {q = 1}, {q = 2} ] }\r\n\
+         arr = [\n  1, # one\n  2,\n]\ns = \"\"\"\nline \\\n  joined \"\" ok\"\"\"\"\n",
+        "[a]#c\nb = 1#c\nc = \"x\"#c\nd = [1]#c\ne = {f = 1}#c\n\t g = [ # c\n\n ]\n",
+    ];
+    for f in files {
+        assert!(toml_edit_accepts(f.as_bytes()), "{f}");
+        assert!(super::sure::surely_valid(f.as_bytes()), "{f}");
+    }
+}
+
+#[test]
+fn the_fast_check_leaves_invalid_files_to_toml_edit() {
+    // Each is invalid TOML: the fast check must not be sure, and toml_edit must refuse.
+    let files = [
+        "[a]\n[a]\n",
+        "a = 1\na = 2\n",
+        "a = 1\n\"a\" = 2\n",
+        "a = 1\n[a]\n",
+        "a.b = 1\n[a]\n",
+        "a = {b = 1}\n[a.c]\n",
+        "a = {b = 1}\na.c = 2\n",
+        "[[a]]\n[a]\n",
+        "[a]\n[[a]]\n",
+        "a = [1]\n[[a]]\n",
+        "[a.b]\n[a]\nb = 1\n",
+        "a = \"x\n",
+        "a = 'x\n",
+        "a = \"\\q\"\n",
+        "a = 01\n",
+        "a = 1 b = 2\n",
+        "a = [1 2]\n",
+        "a = \"\"\"x\"\"\"\"\"\"\n",
+        "# \u{1}\n",
+        "a = 1\r",
+        "a = 99999999999999999999\n",
+        "a = \"\\uD800\"\n",
+        "[]\n",
+        "= 1\n",
+    ];
+    for f in files {
+        assert!(!super::sure::surely_valid(f.as_bytes()), "{f:?}");
+        assert!(!toml_edit_accepts(f.as_bytes()), "{f:?}");
+        assert!(
+            super::validate::check_input(f.as_bytes(), &scan(f.as_bytes())).is_err(),
+            "{f:?}"
+        );
+    }
+}
+
+/// Pieces of mostly valid TOML, so that random sequences are often valid.
+const VALID_FRAGMENTS: &[&str] = &[
+    "[a]\n",
+    "[a.b]\n",
+    "[b . 'c']\n",
+    "[[a]]\n",
+    "[[a.d]]\n",
+    "[[e]]\n",
+    "k = 1\n",
+    "k = -0.5\n",
+    "k.x = true\n",
+    "x = \"s # \\n \\u00e9\"\n",
+    "\"k\" = 'lit'\n",
+    "b = { p = 1, q.r = [1, {s = 2}] }\n",
+    "a = [\n  1, # c\n  [2],\n]\n",
+    "m = \"\"\"\nx \\\n  y\"\"\"\n",
+    "n = '''\n'x'\n'''\n",
+    "# comment\n",
+    "\n",
+    "\r\n",
+    "   ",
+    "z = 1979-05-27\n",
+    "c = {}\n",
+    "d = []\n",
+    "f = 0x1f\n",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn the_fast_check_is_sure_only_of_what_toml_edit_accepts(parts in proptest::collection::vec(
+        proptest::sample::select(VALID_FRAGMENTS), 0..30
+    )) {
+        let src = parts.concat();
+        if super::sure::surely_valid(src.as_bytes()) {
+            proptest::prop_assert!(toml_edit_accepts(src.as_bytes()), "{:?}", src);
+        }
+    }
+
+    #[test]
+    fn the_fast_check_is_sure_only_of_what_toml_edit_accepts_on_tomlish(
+        parts in proptest::collection::vec(proptest::sample::select(TOML_FRAGMENTS), 0..60)
+    ) {
+        let src = parts.concat();
+        if super::sure::surely_valid(src.as_bytes()) {
+            proptest::prop_assert!(toml_edit_accepts(src.as_bytes()), "{:?}", src);
+        }
+    }
+
+    #[test]
+    fn the_fast_check_is_sure_only_of_what_toml_edit_accepts_on_bytes(
+        src in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)
+    ) {
+        if super::sure::surely_valid(&src) {
+            proptest::prop_assert!(toml_edit_accepts(&src), "{:?}", src);
+        }
+    }
+}
+
+#[test]
+fn the_fast_check_is_often_sure_of_valid_sequences() {
+    // The property above must not hold vacuously: most short sequences of the valid pieces
+    // that toml_edit accepts are recognized.
+    let mut sure = 0;
+    let mut valid = 0;
+    for a in VALID_FRAGMENTS {
+        for b in VALID_FRAGMENTS {
+            let src = format!("{a}{b}");
+            if toml_edit_accepts(src.as_bytes()) {
+                valid += 1;
+                if super::sure::surely_valid(src.as_bytes()) {
+                    sure += 1;
+                }
+            }
+        }
+    }
+    assert!(valid > 200 && sure * 10 > valid * 7, "{sure} of {valid}");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+    #[test]
+    fn hot_token_loops_match_their_combinators(src in proptest::collection::vec(
+        proptest::sample::select(b"ab_-9+.: \t=\"'\\\n\r#\xc3\xa9".to_vec()), 0..40
+    )) {
+        use super::oracle::tokens as t;
+        let same = |a: nom::IResult<&[u8], &[u8]>, b: nom::IResult<&[u8], &[u8]>| {
+            a.ok() == b.ok()
+        };
+        proptest::prop_assert!(same(lexer::unquoted_key(&src), t::unquoted_key(&src)));
+        proptest::prop_assert!(same(lexer::basic_string(&src), t::basic_string(&src)));
+        proptest::prop_assert!(same(lexer::literal_string(&src), t::literal_string(&src)));
+        proptest::prop_assert!(same(lexer::keyval_sep(&src), t::keyval_sep(&src)));
+        // A bare value is its word, and a date takes a time after a space.
+        if let (Ok((_, v)), Ok((_, w))) = (lexer::bare_value(&src), t::bare_word(&src)) {
+            proptest::prop_assert!(v.starts_with(w));
+        } else {
+            proptest::prop_assert!(lexer::bare_value(&src).is_err() && t::bare_word(&src).is_err());
+        }
+        // Quoted strings: the first bytes are what decides; put a quote first as well.
+        for q in [b'"', b'\''] {
+            let mut s = vec![q];
+            s.extend_from_slice(&src);
+            proptest::prop_assert!(same(lexer::basic_string(&s), t::basic_string(&s)));
+            proptest::prop_assert!(same(lexer::literal_string(&s), t::literal_string(&s)));
+        }
+    }
 }

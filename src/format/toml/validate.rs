@@ -21,8 +21,22 @@ use crate::marker::Identity;
 /// Files up to this size are parsed whole with toml_edit.
 pub(super) const FULL_PARSE: usize = 1 << 20;
 
-/// Parses a whole file as read with toml_edit.
-pub(super) fn check_input(src: &[u8]) -> Result<(), String> {
+/// Checks a whole file as read (scanned as `scan`): nesting toml_edit would refuse, then
+/// the fast recognizer, then toml_edit.
+pub(super) fn check_input(src: &[u8], scan: &Scan) -> Result<(), String> {
+    if let Some(at) = scan.too_deep {
+        return Err(format!(
+            "not valid TOML at line {}, column {}: arrays and inline tables nested more than {} \
+             deep, more than TOML readers such as toml_edit accept; write the inner levels as \
+             [tables] instead",
+            crate::lines::line_of(src, at),
+            crate::lines::column_of(src, at),
+            super::lexer::MAX_DEPTH
+        ));
+    }
+    if super::sure::surely_valid(src) {
+        return Ok(());
+    }
     let Ok(text) = std::str::from_utf8(src) else {
         return Err("not UTF-8".to_owned());
     };
@@ -91,8 +105,6 @@ struct Side<'a> {
     stable: &'a HashSet<&'a Identity>,
     /// Bytes of regions before each region (and, last, of all of them).
     before: Vec<usize>,
-    /// Each header's path with array-of-tables elements made stable ([`Where`]).
-    paths: Vec<String>,
 }
 
 impl<'a> Side<'a> {
@@ -109,20 +121,13 @@ impl<'a> Side<'a> {
             sum += span_of(src, r).len();
             before.push(sum);
         }
-        let mut side = Self {
+        Self {
             src,
             regions,
             scan,
             stable,
             before,
-            paths: Vec::new(),
-        };
-        side.paths = scan
-            .headers
-            .iter()
-            .map(|h| side.stable_path(&h.path))
-            .collect();
-        side
+        }
     }
 
     fn region_index(&self, offset: usize) -> Result<usize, usize> {
@@ -187,35 +192,65 @@ impl<'a> Side<'a> {
         }
     }
 
-    fn governing(&self, header: Option<u32>) -> &str {
-        header
-            .and_then(|h| self.paths.get(h as usize))
-            .map_or("", String::as_str)
+    /// The header at index `h`.
+    fn header(&self, h: Option<u32>) -> Option<&super::lexer::Header> {
+        h.and_then(|h| self.scan.headers.get(h as usize))
+    }
+}
+
+/// True when header `a` of the old side and header `b` of the new one (`None`: the root
+/// table) name the same table: the same path, each array-of-tables element identified by
+/// where its header is ([`Where`]). Plain paths are compared in the table trees, without
+/// building them.
+fn same_table(old: &Side<'_>, a: Option<u32>, new: &Side<'_>, b: Option<u32>) -> bool {
+    match (old.header(a), new.header(b)) {
+        (None, None) => true,
+        (Some(ha), Some(hb)) => match (old.scan.in_array(ha), new.scan.in_array(hb)) {
+            (false, false) => old.scan.same_plain_path(ha, new.scan, hb),
+            (true, true) => {
+                old.stable_path(&old.scan.path(ha)) == new.stable_path(&new.scan.path(hb))
+            }
+            _ => false,
+        },
+        _ => false,
     }
 }
 
 /// Every statement and header outside the written regions keeps its table.
 fn scope(old: &Side<'_>, new: &Side<'_>) -> Result<(), String> {
-    fn tracked<'s>(s: &Side<'s>) -> Vec<(Where, &'s super::lexer::Stmt)> {
+    fn tracked<'s>(s: &'s Side<'s>) -> impl Iterator<Item = (Where, &'s super::lexer::Stmt)> {
         s.scan
             .stmts
             .iter()
             .map(|st| (s.locate(st.key.start), st))
             .filter(|(w, _)| *w != Where::Changed)
-            .collect()
     }
-    let (a, b) = (tracked(old), tracked(new));
-    for ((wa, sa), (wb, sb)) in a.iter().zip(&b) {
+    let (mut a, mut b) = (tracked(old), tracked(new));
+    // Statements come in runs under one header: each pair of headers is compared once.
+    let mut last: Option<(Option<u32>, Option<u32>)> = None;
+    loop {
+        let ((wa, sa), (wb, sb)) = match (a.next(), b.next()) {
+            (Some(x), Some(y)) => (x, y),
+            (None, None) => break,
+            _ => {
+                return Err(
+                    "the keys outside regions changed (expected only regions to change)".to_owned(),
+                );
+            }
+        };
         if wa != wb {
             return Err(format!(
                 "the keys outside regions changed near line {} (expected only regions to change)",
                 line_of(new.src, sb.key.start)
             ));
         }
-        if old.governing(sa.header) != new.governing(sb.header) {
-            let captured_by_new = sb
-                .header
-                .and_then(|h| new.scan.headers.get(h as usize))
+        let pair = (sa.header, sb.header);
+        if last == Some(pair) {
+            continue;
+        }
+        if !same_table(old, sa.header, new, sb.header) {
+            let captured_by_new = new
+                .header(sb.header)
                 .is_some_and(|h| new.locate(h.line.start) == Where::Changed);
             let advice = if captured_by_new {
                 "a region that opens a table must not be followed by the user's keys: put it \
@@ -232,24 +267,16 @@ fn scope(old: &Side<'_>, new: &Side<'_>) -> Result<(), String> {
                 new.table_name(sb.header),
             ));
         }
+        last = Some(pair);
     }
-    if a.len() != b.len() {
-        return Err(
-            "the keys outside regions changed (expected only regions to change)".to_owned(),
-        );
+    fn headers<'s>(s: &'s Side<'s>) -> impl Iterator<Item = u32> + 's {
+        (0..s.scan.headers.len())
+            .filter(|&i| s.locate(s.scan.headers[i].line.start) != Where::Changed)
+            .filter_map(|i| u32::try_from(i).ok())
     }
-    fn headers(s: &Side<'_>) -> Vec<(Where, usize)> {
-        s.scan
-            .headers
-            .iter()
-            .enumerate()
-            .map(|(i, h)| (s.locate(h.line.start), i))
-            .filter(|(w, _)| *w != Where::Changed)
-            .collect()
-    }
-    for ((_, ia), (_, ib)) in headers(old).iter().zip(&headers(new)) {
-        if old.paths.get(*ia) != new.paths.get(*ib) {
-            let h = &new.scan.headers[*ib];
+    for (ia, ib) in headers(old).zip(headers(new)) {
+        if !same_table(old, Some(ia), new, Some(ib)) {
+            let h = &new.scan.headers[ib as usize];
             return Err(format!(
                 "scope-capture: the user's table {} on line {} would become part of another \
                  array-of-tables element; put the region at the end of the file (--at end)",
@@ -275,23 +302,20 @@ fn touched(side: &Side<'_>, out: &mut HashSet<String>) {
         };
         // The table the region sits in.
         if let Some(h) = gov(span.start).and_then(|h| s.headers.get(h as usize)) {
-            out.insert(h.first().to_owned());
+            out.insert(s.first(h));
         }
         let i = s.headers.partition_point(|h| h.line.start < span.start);
         for h in s.headers[i..]
             .iter()
             .take_while(|h| h.line.start < span.end)
         {
-            out.insert(h.first().to_owned());
+            out.insert(s.first(h));
         }
-        let j = s.stmts.partition_point(|st| st.line_start < span.start);
-        for st in s.stmts[j..]
-            .iter()
-            .take_while(|st| st.line_start < span.end)
-        {
+        let j = s.stmts.partition_point(|st| st.key.start < span.start);
+        for st in s.stmts[j..].iter().take_while(|st| st.key.start < span.end) {
             match st.header.and_then(|h| s.headers.get(h as usize)) {
-                Some(h) => out.insert(h.first().to_owned()),
-                None => out.insert(key_text(st.first.of(side.src))),
+                Some(h) => out.insert(s.first(h)),
+                None => out.insert(key_text(st.first(side.src).of(side.src))),
             };
         }
     }
@@ -327,13 +351,16 @@ fn parse(old: &Side<'_>, new: &Side<'_>) -> Result<(), String> {
             &mut out,
         );
         for (k, h) in headers.iter().enumerate() {
-            if keep.contains(h.first()) {
+            if keep.contains(String::from_utf8_lossy(new.scan.first_name(h)).as_ref()) {
                 let to = headers.get(k + 1).map_or(text.len(), |n| n.line.start);
                 add(h.line.start, to, &mut out);
             }
         }
         out.into()
     };
+    if super::sure::surely_valid(checked.as_bytes()) {
+        return Ok(());
+    }
     match toml_edit::Document::parse(checked.as_ref()) {
         Ok(_) => Ok(()),
         Err(e) => {

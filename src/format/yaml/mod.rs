@@ -1059,8 +1059,7 @@ mod tests {
         // A comment line ends a plain scalar (YAML 1.2, 7.3.3), so it is a real comment.
         let src = "a: one\n  two # c\n  # BEGIN Z MANAGED a\n";
         assert_eq!(
-            doc(src)
-                .lexed
+            lex(src.as_bytes())
                 .comments
                 .iter()
                 .map(|c| c.alone)

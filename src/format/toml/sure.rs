@@ -1,0 +1,575 @@
+//! A fast recognizer for the TOML most files are written in, run before toml_edit: when it
+//! says a file is valid, toml_edit accepts it too; when it is not sure (a construct outside
+//! its subset, or an error), toml_edit decides and words the error. It never rejects a file
+//! by itself, so it can only make the check faster, never stricter or looser.
+//!
+//! Its subset: UTF-8; `\n` or `\r\n` line breaks; `[table]` and `[[array.of.tables]]`
+//! headers; keys bare, or quoted without escapes, dotted up to 16 segments; basic and
+//! literal strings (single- and multi-line) with the simple escapes and `\u`/`\U`; decimal
+//! integers of up to 18 digits without underscores; decimal fractions without an exponent;
+//! booleans; arrays over several lines with comments and a trailing comma; inline tables on
+//! one line. Nesting up to 16 containers. Comments and strings without control characters.
+//! Tables and keys follow the TOML rules for defining each key and table once: a key or
+//! table defined twice, a table defined after a key of its name, a key extending a table
+//! that a header or an inline table defined, a header naming a table that dotted keys
+//! made, all send the file to toml_edit.
+
+use std::hash::{BuildHasher as _, Hash as _, Hasher as _};
+
+use rustc_hash::{FxBuildHasher, FxHashMap};
+
+/// How deep arrays and inline tables may nest, and how many segments a key may have.
+const DEPTH: u32 = 16;
+
+/// What a table-tree node is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// A table named only as the prefix of a header (`a` in `[a.b]`).
+    Implicit,
+    /// A table a header defined.
+    Header,
+    /// A table dotted keys made (`a` in `a.b = 1`).
+    Dotted,
+    /// A key with a value (an inline table included: it is sealed).
+    Value,
+    /// An array of tables; its latest element is [`Node::elem`].
+    Array,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    parent: u32,
+    /// The key's text in the input (between the quotes of a quoted key).
+    name: (usize, usize),
+    kind: Kind,
+    /// For [`Kind::Array`]: the table of its latest element.
+    elem: u32,
+}
+
+/// In [`Checker::index`]: a key with a value (not a table), kept without a node: its name
+/// is not stored, so finding it again (or a hash collision with it) always counts as a
+/// conflict, which sends the file to toml_edit.
+const LEAF: u32 = u32::MAX;
+
+struct Checker<'a> {
+    s: &'a [u8],
+    p: usize,
+    nodes: Vec<Node>,
+    index: FxHashMap<u64, u32>,
+    /// Key segments of the key being read: (start, end) of each name.
+    segs: Vec<(usize, usize)>,
+}
+
+/// True when toml_edit is sure to accept `src`; false when it must decide.
+pub(super) fn surely_valid(src: &[u8]) -> bool {
+    if std::str::from_utf8(src).is_err() {
+        return false;
+    }
+    let mut c = Checker {
+        s: src,
+        p: if src.starts_with(b"\xef\xbb\xbf") {
+            3
+        } else {
+            0
+        },
+        nodes: vec![Node {
+            parent: u32::MAX,
+            name: (0, 0),
+            kind: Kind::Header,
+            elem: 0,
+        }],
+        index: FxHashMap::with_capacity_and_hasher(src.len() / 32, FxBuildHasher),
+        segs: Vec::new(),
+    };
+    c.document().is_some()
+}
+
+/// True for the bytes that may follow a scalar value.
+const fn ends_value(b: Option<u8>) -> bool {
+    matches!(
+        b,
+        None | Some(b' ' | b'\t' | b',' | b']' | b'}' | b'#' | b'\r' | b'\n')
+    )
+}
+
+/// True for a byte a string or comment may not hold (control characters but tab).
+const fn is_control(b: u8) -> bool {
+    (b < 0x20 && b != b'\t') || b == 0x7f
+}
+
+/// Bit 1: [`is_control`]; bit 2: `"` or `\`; bit 4: `'`. Strings are skipped to their next
+/// byte with a bit set, one table lookup a byte.
+static STOP: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        if is_control(c) {
+            t[b] |= 1;
+        }
+        if c == b'"' || c == b'\\' {
+            t[b] |= 2;
+        }
+        if c == b'\'' {
+            t[b] |= 4;
+        }
+        b += 1;
+    }
+    t
+};
+
+impl Checker<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.p).copied()
+    }
+
+    /// Moves to the next byte with one of the [`STOP`] bits `bits` set (or the end).
+    fn skip(&mut self, bits: u8) {
+        let rest = &self.s[self.p..];
+        self.p += rest
+            .iter()
+            .position(|b| STOP[*b as usize] & bits != 0)
+            .unwrap_or(rest.len());
+    }
+
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t')) {
+            self.p += 1;
+        }
+    }
+
+    /// A comment's text after its `#`, up to (not including) the line break.
+    fn comment(&mut self) -> Option<()> {
+        let rest = &self.s[self.p..];
+        let n = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        let mut text = &rest[..n];
+        if let Some(t) = text.strip_suffix(b"\r") {
+            text = t;
+        }
+        if text.iter().any(|b| is_control(*b)) {
+            return None;
+        }
+        self.p += text.len();
+        Some(())
+    }
+
+    /// A line break (or the end of the input).
+    fn newline(&mut self) -> Option<()> {
+        match self.peek() {
+            None => Some(()),
+            Some(b'\n') => {
+                self.p += 1;
+                Some(())
+            }
+            Some(b'\r') if self.s.get(self.p + 1) == Some(&b'\n') => {
+                self.p += 2;
+                Some(())
+            }
+            _ => None,
+        }
+    }
+
+    /// The end of a line after its content: spaces, a comment, the break.
+    fn eol(&mut self) -> Option<()> {
+        self.ws();
+        if self.peek() == Some(b'#') {
+            self.comment()?;
+        }
+        self.newline()
+    }
+
+    fn document(&mut self) -> Option<()> {
+        let mut table = 0;
+        loop {
+            self.ws();
+            match self.peek() {
+                None => return Some(()),
+                Some(b'#') => self.comment()?,
+                Some(b'\n' | b'\r') => {}
+                Some(b'[') => table = self.header()?,
+                Some(_) => self.keyval(table, 0)?,
+            }
+            self.eol()?;
+        }
+    }
+
+    fn slot_of(parent: u32, name: &[u8]) -> u64 {
+        let mut h = FxBuildHasher.build_hasher();
+        parent.hash(&mut h);
+        name.hash(&mut h);
+        h.finish()
+    }
+
+    /// Records the plain key `name` in `parent` with one probe of the index in the common
+    /// case; `None` when the name is taken (or its slot holds another leaf: a collision is
+    /// taken as a conflict).
+    fn claim_leaf(&mut self, parent: u32, name: (usize, usize)) -> Option<()> {
+        let text = &self.s[name.0..name.1];
+        let mut slot = Self::slot_of(parent, text);
+        loop {
+            match self.index.entry(slot) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(LEAF);
+                    return Some(());
+                }
+                std::collections::hash_map::Entry::Occupied(o) => {
+                    let id = *o.get();
+                    let n = self.nodes.get(id as usize)?;
+                    if n.parent == parent && &self.s[n.name.0..n.name.1] == text {
+                        return None;
+                    }
+                    slot = slot.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                }
+            }
+        }
+    }
+
+    fn lookup(&self, parent: u32, name: &[u8]) -> (u64, Option<u32>) {
+        let mut slot = Self::slot_of(parent, name);
+        loop {
+            match self.index.get(&slot) {
+                Some(&LEAF) => return (slot, Some(LEAF)),
+                Some(&id) => {
+                    let n = self.nodes[id as usize];
+                    if n.parent == parent && &self.s[n.name.0..n.name.1] == name {
+                        return (slot, Some(id));
+                    }
+                    slot = slot.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                }
+                None => return (slot, None),
+            }
+        }
+    }
+
+    /// A new node; `slot` from [`Checker::lookup`] (`None`: not found by name).
+    fn add(&mut self, slot: Option<u64>, parent: u32, name: (usize, usize), kind: Kind) -> u32 {
+        let id = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+        self.nodes.push(Node {
+            parent,
+            name,
+            kind,
+            elem: 0,
+        });
+        if let Some(slot) = slot {
+            self.index.insert(slot, id);
+        }
+        id
+    }
+
+    /// `[a.b]` or `[[a.b]]`; the table the lines below it belong to.
+    fn header(&mut self) -> Option<u32> {
+        let array = self.s[self.p..].starts_with(b"[[");
+        self.p += if array { 2 } else { 1 };
+        self.ws();
+        self.key()?;
+        self.ws();
+        let close: &[u8] = if array { b"]]" } else { b"]" };
+        if !self.s[self.p..].starts_with(close) {
+            return None;
+        }
+        self.p += close.len();
+        let segs = std::mem::take(&mut self.segs);
+        let (last, prefix) = segs.split_last()?;
+        let mut t = 0;
+        for &(a, b) in prefix {
+            let (slot, found) = self.lookup(t, &self.s[a..b]);
+            t = match found {
+                None => self.add(Some(slot), t, (a, b), Kind::Implicit),
+                Some(LEAF) => return None,
+                Some(n) => match self.nodes[n as usize].kind {
+                    Kind::Implicit | Kind::Header => n,
+                    Kind::Array => self.nodes[n as usize].elem,
+                    Kind::Dotted | Kind::Value => return None,
+                },
+            };
+        }
+        let (slot, found) = self.lookup(t, &self.s[last.0..last.1]);
+        let table = match (found, array) {
+            (Some(LEAF), _) => return None,
+            (None, false) => self.add(Some(slot), t, *last, Kind::Header),
+            (Some(n), false) if self.nodes[n as usize].kind == Kind::Implicit => {
+                self.nodes[n as usize].kind = Kind::Header;
+                n
+            }
+            (None, true) => {
+                let n = self.add(Some(slot), t, *last, Kind::Array);
+                self.element(n)
+            }
+            (Some(n), true) if self.nodes[n as usize].kind == Kind::Array => self.element(n),
+            _ => return None,
+        };
+        self.segs = segs;
+        Some(table)
+    }
+
+    /// A new element of the array of tables `n`.
+    fn element(&mut self, n: u32) -> u32 {
+        let e = self.add(None, n, (0, 0), Kind::Header);
+        self.nodes[n as usize].elem = e;
+        e
+    }
+
+    /// A dotted key into `self.segs`.
+    fn key(&mut self) -> Option<()> {
+        self.segs.clear();
+        loop {
+            let seg = self.simple_key()?;
+            self.segs.push(seg);
+            if self.segs.len() > DEPTH as usize {
+                return None;
+            }
+            let at = self.p;
+            self.ws();
+            if self.peek() != Some(b'.') {
+                self.p = at;
+                return Some(());
+            }
+            self.p += 1;
+            self.ws();
+        }
+    }
+
+    /// One key segment: the span of its name (inside the quotes of a quoted key).
+    fn simple_key(&mut self) -> Option<(usize, usize)> {
+        let start = self.p;
+        match self.peek()? {
+            q @ (b'"' | b'\'') => {
+                let from = start + 1;
+                let n = self.s[from..].iter().position(|b| *b == q)?;
+                let name = &self.s[from..from + n];
+                if name.iter().any(|b| is_control(*b) || *b == b'\\') {
+                    return None;
+                }
+                self.p = from + n + 1;
+                Some((from, from + n))
+            }
+            _ => {
+                let (_, k) = super::lexer::unquoted_key(&self.s[start..]).ok()?;
+                self.p += k.len();
+                Some((start, start + k.len()))
+            }
+        }
+    }
+
+    /// `key = value` in `table` (at `depth` containers): dotted keys make tables, sealed
+    /// with the inline table holding them.
+    fn keyval(&mut self, table: u32, depth: u32) -> Option<()> {
+        self.key()?;
+        self.ws();
+        if self.peek() != Some(b'=') {
+            return None;
+        }
+        self.p += 1;
+        self.ws();
+        let segs = std::mem::take(&mut self.segs);
+        let (last, prefix) = segs.split_last()?;
+        let mut t = table;
+        for &(a, b) in prefix {
+            let (slot, found) = self.lookup(t, &self.s[a..b]);
+            t = match found {
+                None => self.add(Some(slot), t, (a, b), Kind::Dotted),
+                Some(n) if n != LEAF && self.nodes[n as usize].kind == Kind::Dotted => n,
+                Some(_) => return None,
+            };
+        }
+        // Only an inline table needs a node: its keys are looked up below it.
+        let node = if self.peek() == Some(b'{') {
+            let (slot, found) = self.lookup(t, &self.s[last.0..last.1]);
+            if found.is_some() {
+                return None;
+            }
+            self.add(Some(slot), t, *last, Kind::Value)
+        } else {
+            self.claim_leaf(t, *last)?;
+            0
+        };
+        self.segs = segs;
+        self.value(node, depth)
+    }
+
+    /// A value of the key `node` (the table an inline table value fills).
+    fn value(&mut self, node: u32, depth: u32) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.basic_string()?,
+            b'\'' => self.literal_string()?,
+            b't' if self.s[self.p..].starts_with(b"true") => self.p += 4,
+            b'f' if self.s[self.p..].starts_with(b"false") => self.p += 5,
+            b'[' => return self.array(depth + 1),
+            b'{' => return self.inline_table(node, depth + 1),
+            b'0'..=b'9' | b'+' | b'-' => self.number()?,
+            _ => return None,
+        }
+        ends_value(self.peek()).then_some(())
+    }
+
+    fn number(&mut self) -> Option<()> {
+        if matches!(self.peek(), Some(b'+' | b'-')) {
+            self.p += 1;
+        }
+        let digits = |c: &mut Self| {
+            let n = c.s[c.p..].iter().take_while(|b| b.is_ascii_digit()).count();
+            c.p += n;
+            n
+        };
+        let start = self.p;
+        let n = digits(self);
+        if n == 0 || n > 18 || (n > 1 && self.s[start] == b'0') {
+            return None;
+        }
+        if self.peek() == Some(b'.') {
+            self.p += 1;
+            if n > 15 || digits(self) == 0 {
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    /// A `"` string, single- or multi-line.
+    fn basic_string(&mut self) -> Option<()> {
+        let multi = self.s[self.p..].starts_with(b"\"\"\"");
+        self.p += if multi { 3 } else { 1 };
+        loop {
+            let b = self.peek()?;
+            match b {
+                b'"' => {
+                    if !multi {
+                        self.p += 1;
+                        return Some(());
+                    }
+                    let run = self.s[self.p..].iter().take_while(|b| **b == b'"').count();
+                    self.p += run;
+                    if run >= 3 {
+                        return (run <= 5).then_some(());
+                    }
+                }
+                b'\\' => self.escape(multi)?,
+                b'\n' if multi => self.p += 1,
+                b'\r' if multi => self.newline()?,
+                _ if is_control(b) => return None,
+                _ => self.skip(1 | 2),
+            }
+        }
+    }
+
+    /// An escape in a basic string.
+    fn escape(&mut self, multi: bool) -> Option<()> {
+        let next = *self.s.get(self.p + 1)?;
+        let hex = match next {
+            b'b' | b't' | b'n' | b'f' | b'r' | b'"' | b'\\' => 0,
+            b'u' => 4,
+            b'U' => 8,
+            b' ' | b'\t' | b'\r' | b'\n' if multi => {
+                // A line-ending backslash: only blanks up to the break.
+                self.p += 1;
+                self.ws();
+                return self.newline();
+            }
+            _ => return None,
+        };
+        let digits = self.s.get(self.p + 2..self.p + 2 + hex)?;
+        if hex > 0 {
+            let v = std::str::from_utf8(digits)
+                .ok()
+                .filter(|d| d.bytes().all(|b| b.is_ascii_hexdigit()))
+                .and_then(|d| u32::from_str_radix(d, 16).ok())?;
+            char::from_u32(v)?;
+        }
+        self.p += 2 + hex;
+        Some(())
+    }
+
+    /// A `'` string, single- or multi-line.
+    fn literal_string(&mut self) -> Option<()> {
+        let multi = self.s[self.p..].starts_with(b"'''");
+        self.p += if multi { 3 } else { 1 };
+        loop {
+            let b = self.peek()?;
+            match b {
+                b'\'' => {
+                    if !multi {
+                        self.p += 1;
+                        return Some(());
+                    }
+                    let run = self.s[self.p..].iter().take_while(|b| **b == b'\'').count();
+                    self.p += run;
+                    if run >= 3 {
+                        return (run <= 5).then_some(());
+                    }
+                }
+                b'\n' if multi => self.p += 1,
+                b'\r' if multi => self.newline()?,
+                _ if is_control(b) => return None,
+                _ => self.skip(1 | 4),
+            }
+        }
+    }
+
+    /// Blanks, line breaks and comments between array elements.
+    fn array_space(&mut self) -> Option<()> {
+        loop {
+            self.ws();
+            match self.peek() {
+                Some(b'#') => self.comment()?,
+                Some(b'\n' | b'\r') => self.newline()?,
+                _ => return Some(()),
+            }
+        }
+    }
+
+    fn array(&mut self, depth: u32) -> Option<()> {
+        if depth > DEPTH {
+            return None;
+        }
+        self.p += 1;
+        loop {
+            self.array_space()?;
+            if self.peek() == Some(b']') {
+                self.p += 1;
+                return Some(());
+            }
+            // An inline table element is a table of its own, reachable by no key.
+            let own = if self.peek() == Some(b'{') {
+                self.add(None, u32::MAX, (0, 0), Kind::Value)
+            } else {
+                0
+            };
+            self.value(own, depth)?;
+            self.array_space()?;
+            match self.peek()? {
+                b',' => self.p += 1,
+                b']' => {
+                    self.p += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// `{ k = v, ... }` on one line, filling the table `node`.
+    fn inline_table(&mut self, node: u32, depth: u32) -> Option<()> {
+        if depth > DEPTH {
+            return None;
+        }
+        self.p += 1;
+        self.ws();
+        if self.peek() == Some(b'}') {
+            self.p += 1;
+            return Some(());
+        }
+        loop {
+            self.ws();
+            self.keyval(node, depth)?;
+            self.ws();
+            match self.peek()? {
+                b',' => self.p += 1,
+                b'}' => {
+                    self.p += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+}
