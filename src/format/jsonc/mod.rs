@@ -48,11 +48,20 @@ impl Lexer for Jsonc {
     /// One scan gives the engine's [`Lexed`] and keeps the strict check's verdict and the
     /// comma style for placement, fitting and validation ([`scan::Carried`]).
     fn scan(&self, src: &[u8]) -> (Lexed, Option<crate::lex::Scan>) {
+        self.scan_keeping(src, crate::lex::Keep::All)
+    }
+
+    fn scan_keeping(
+        &self,
+        src: &[u8],
+        keep: crate::lex::Keep,
+    ) -> (Lexed, Option<crate::lex::Scan>) {
         let mut s = scan::scan(
             src,
             Want {
                 keys: true,
                 strict: true,
+                keep,
                 ..Want::default()
             },
         );

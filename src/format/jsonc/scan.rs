@@ -9,7 +9,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::lexer;
-use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
+use crate::lex::{Comment, Keep, Key, Lexed, Span, Unclosed};
 
 /// What a container is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,6 +105,9 @@ pub(crate) struct Want {
     pub probe: Option<usize>,
     /// Report duplicated keys in [`Lexed::keys`] (the engine's `duplicate-key`).
     pub keys: bool,
+    /// Which comments [`Lexed::comments`] records (the inner lines of every block comment
+    /// are recorded regardless).
+    pub keep: Keep,
 }
 
 /// What the scan that parsed a document keeps for the format's later hooks (carried in
@@ -620,6 +623,9 @@ impl Scanner<'_> {
                 }
                 alone = alone && (e == src.len() || src[e] == b'\n');
             }
+        }
+        if !self.want.keep.keeps(text.of(src)) {
+            return;
         }
         let context = self.top().id;
         self.out.lexed.comments.push(Comment {
@@ -1156,6 +1162,29 @@ mod tests {
     }
 
     #[test]
+    fn marker_like_comments_only_when_asked() {
+        let src = "// note\n{\n  // BEGIN Z MANAGED a\n  \"a\": 1, /* x\n y */\n  // END Z MANAGED a\n}\n";
+        let all = full(src);
+        let some = scan(
+            src.as_bytes(),
+            Want {
+                keep: Keep::MarkerLike,
+                ..Want::default()
+            },
+        );
+        let kept: Vec<Comment> = all
+            .lexed
+            .comments
+            .iter()
+            .filter(|c| Keep::MarkerLike.keeps(c.text.of(src.as_bytes())))
+            .copied()
+            .collect();
+        assert_eq!(some.lexed.comments, kept);
+        assert_eq!(kept.len(), 2);
+        assert_eq!(some.lexed.inner_lines, all.lexed.inner_lines);
+    }
+
+    #[test]
     fn alone_comments() {
         let s = full("{\n  // a\n  \"x\": 1, // b\n  /* c */\n  /* d\n  */ \"y\": 2 /* e */\n}");
         let alone: Vec<bool> = s.lexed.comments.iter().map(|c| c.alone).collect();
@@ -1261,6 +1290,7 @@ mod oracle_tests {
                 keys: true,
                 probe: Some(mid),
                 members: Members::All,
+                keep: Keep::All,
             },
             Want {
                 structure: true,
