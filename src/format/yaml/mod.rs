@@ -536,8 +536,17 @@ impl Lx<'_> {
             .iter()
             .rposition(|k| k.context != c.id)
             .map_or(0, |i| i + 1);
-        duplicates(self.src, &self.open_keys[from..], &mut self.out.keys);
-        self.open_keys.truncate(from);
+        if self.open_keys.len() - from <= 32 {
+            duplicates(self.src, &self.open_keys[from..], &mut self.out.keys);
+            self.open_keys.truncate(from);
+        } else if from == 0 {
+            // A large mapping (the top level of a long file, say): its keys all go to the
+            // document, whose duplicate pass costs 4 bytes a key, without a copy.
+            let before = std::mem::replace(&mut self.out.keys, std::mem::take(&mut self.open_keys));
+            self.out.keys.extend(before);
+        } else {
+            self.out.keys.extend(self.open_keys.drain(from..));
+        }
     }
 
     /// Closes every collection (the end of a document or of the input).
@@ -1223,9 +1232,15 @@ mod tests {
             .collect();
         assert_eq!(names, ["x", "x"]);
         same_problems_as_with_every_key(src.as_bytes());
+        // A large mapping hands all its keys to the document's duplicate pass, at the top
+        // level or nested.
         let many: String = (0..50).map(|i| format!("k{}: 1\n", i % 45)).collect();
-        assert_eq!(lex(many.as_bytes()).keys.len(), 10);
+        assert_eq!(lex(many.as_bytes()).keys.len(), 50);
         same_problems_as_with_every_key(many.as_bytes());
+        let nested: String = (0..50).map(|i| format!("  k{}: 1\n", i % 45)).collect();
+        let nested = format!("a:\n  x: 1\n  x: 2\n{nested}b: 1\n");
+        assert_eq!(lex(nested.as_bytes()).keys.len(), 52);
+        same_problems_as_with_every_key(nested.as_bytes());
     }
 
     proptest! {
