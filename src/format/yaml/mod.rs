@@ -1243,6 +1243,14 @@ mod tests {
         same_problems_as_with_every_key(nested.as_bytes());
     }
 
+    /// A mapping key of nothing (`:` alone, `? :`) is no key: no empty span is recorded.
+    #[test]
+    fn an_empty_key_is_not_recorded() {
+        for src in [&b":"[..], b": 1\n", b"? :\n", b"{: 1}\n", b"- :\n", b"a:\n  :\n"] {
+            check(src, &lex(src));
+        }
+    }
+
     proptest! {
         #[test]
         fn never_panics(src in proptest::collection::vec(any::<u8>(), 0..300)) {
