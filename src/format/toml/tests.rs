@@ -867,3 +867,165 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn the_fast_check_is_sure_only_of_what_toml_edit_accepts_on_edge_cases() {
+    let files: &[&str] = &[
+        "- = 1\n",
+        "_ = 1\n",
+        "1979-05-27 = 1\n",
+        "a.1.5 = 1\n",
+        "true = 1\n",
+        "inf = 1\n",
+        "a = {b = [\n1]}\n",
+        "a = {b = \"\"\"\nx\"\"\"}\n",
+        "a = {b = '''\nx'''}\n",
+        "a = '''''''\n",
+        "a = \"\"\"\"\"\"\"\n",
+        "a = \"\"\"\\\n\"\"\"\n",
+        "a = \"\"\" \\ \n\"\"\"\n",
+        "a = \"\"\"\\\n\n\n  \"\"\"\n",
+        "a = \"\"\"\\\r\n\"\"\"\n",
+        "a = \"\"\"\\ \t\r\n x\"\"\"\n",
+        "[[a.b]]\n[a]\n",
+        "[a.b.c]\n[a.b]\n[a]\n",
+        "[a]\nb.c = 1\n[x]\n[a.d]\n",
+        "[a.b]\nc = 1\n[a]\nd.e = 1\n",
+        "a = +0\nb = -0.0\nc = 123456789012345678\nd = -123456789012345678\n",
+        "a = 999999999999999.5\n",
+        "a = 1.0000000000000000000000000000000000001\n",
+        "a = [1 # c\n, 2]\n",
+        "a = [\n#c\n]\n",
+        "a=1#c",
+        "\u{feff}",
+        "\u{feff}\u{feff}a = 1\n",
+        "a = \"\\U0010FFFF\"\n",
+        "a = \"\\u0000\"\n",
+        "a = \"\u{85}\"\n",
+        "a = \"\u{2028}\"\n",
+        "# \u{feff}\n",
+        "\"\" = 1\n",
+        "'' = 1\n",
+        "\"\" = 1\n'' = 2\n",
+        "a = {}\n[b]\n",
+        "[a]\n[b.a]\n",
+        "[\"a\"]\n[a.b]\n",
+        "[[a]]\n[[a]]\n[a.b]\n[a.b.c]\n[[a]]\n[a.b]\n",
+        "a = [{b = 1}, {b = 2}]\n",
+        "a = [[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]\n",
+        "a = [[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]\n",
+        "a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p = 1\n",
+        "a = {b = {c = {d = 1}}}\n[x]\ny = 1\n",
+        "[a]\n\"b\" = 1\n'c' = 2\nd = 3\n",
+        "a = \"\"\"x\"\"\"y\n",
+        "a = 1\n\n\n   \t\n",
+        "\t[a]\n\tb = 1\n",
+        "a = \"x\" \"y\"\n",
+        "a = 1,\n",
+        "a = [1],\n",
+        "a = {} x\n",
+        "[a]b\n",
+        "a\t=\t1\n",
+        "a . b = 1\n",
+        "a . \"b\" = 1\n",
+        "a = 00.5\n",
+        "a = 0.5\n",
+        "a = 5.\n",
+        "a = -.5\n",
+        "a = 1_000\n",
+        "a = 0\n",
+        "a = 0x\n",
+        "a = tru\n",
+        "a = true\n",
+        "a = \"\\\"\"\n",
+        "a = '\\'\n",
+        "a = 'x\\' \n",
+        "a = \"\"\"\n\"\"\"\"\"\n",
+        "a = {b = 1, c = {d = 2}, e.f = 3}\n[g]\n",
+        "[a]\nb = {}\n[a.c]\n",
+        "[a.b]\n[a]\nc = 1\n[a.b.d]\n",
+        "[a]\n[a.b]\nc.d = 1\n[a.b.c.e]\n",
+        "x = 1\r\n[a]\r\n# c\r\nb = [\r\n1,\r\n]\r\n",
+        "a = \"\"\"\r\nx\r\n\"\"\"\r\n",
+        "a = '''\r\n'''\r\n",
+        "[[a]]\nb.c = 1\n[[a]]\nb.c = 2\n",
+        "[a]\n[[a.b]]\n[a.b.c]\n[[a.b]]\n",
+        "a = 123456789012345678.5\n",
+        "a = [ 1 , 2 , ]\n",
+        "a = [\n  1,\n  2\n  ,\n]\n",
+        "a = { b = 1 }\n",
+        "a = {b=1,c=2}\n",
+        "[ a ]\n[[ b ]]\n",
+        "[a . b]\n",
+        "[ 'a' . \"b\" ]\n",
+    ];
+    let mut bad = Vec::new();
+    for f in files {
+        let s = super::sure::surely_valid(f.as_bytes());
+        let t = toml_edit_accepts(f.as_bytes());
+        if s && !t {
+            bad.push(*f);
+        }
+    }
+    assert!(bad.is_empty(), "{bad:?}");
+}
+
+#[test]
+fn the_fast_check_agrees_with_toml_edit_on_tables_keys_and_headers_of_shared_names() {
+    let frags: &[&str] = &[
+        "[a]\n",
+        "[a.b]\n",
+        "[[a]]\n",
+        "[[a.b]]\n",
+        "[\"a\"]\n",
+        "['a'.b]\n",
+        "[b]\n",
+        "[b.a]\n",
+        "[[b]]\n",
+        "[a.b.c]\n",
+        "[[a.b.c]]\n",
+        "a = 1\n",
+        "b = 1\n",
+        "c = 1\n",
+        "a.b = 1\n",
+        "b.c = 1\n",
+        "\"b\".c = 2\n",
+        "b = {}\n",
+        "c = {a = 1}\n",
+        "a = {b.c = 1}\n",
+        "b = [{a = 1}]\n",
+        "'a' = 3\n",
+        "c.a = 1\n",
+        "a.c = 2\n",
+        "b.a.c = 1\n",
+        "[c]\n",
+        "[c.a]\n",
+        "[[c]]\n",
+        "a.b.c = 1\n",
+        "c = []\n",
+        "\"\" = 1\n",
+        "[\"\"]\n",
+        "b . c = 1\n",
+    ];
+    let mut x: u64 = 0x1234_5678_9abc_def1;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut sure = 0;
+    for _ in 0..30_000 {
+        let n = (next() % 8) as usize + 1;
+        let mut s = String::new();
+        for _ in 0..n {
+            s.push_str(frags[(next() % frags.len() as u64) as usize]);
+        }
+        if super::sure::surely_valid(s.as_bytes()) {
+            sure += 1;
+            assert!(toml_edit_accepts(s.as_bytes()), "{s:?}");
+        }
+    }
+    // Not vacuous: many of the sequences are recognized.
+    assert!(sure > 3_000, "{sure}");
+}
