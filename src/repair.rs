@@ -45,6 +45,7 @@ pub struct Repaired {
     pub unfixed: Vec<Problem>,
 }
 
+/// The most fixes one run makes; what is left is fixed by the next run.
 const MAX_FIXES: usize = 256;
 
 /// Repairs `src`. `template` holds the regions of `--template`, if given.
@@ -70,6 +71,17 @@ pub fn repair(
         }
         fixes.push(fix);
         cur = next;
+    }
+    if fixes.len() == MAX_FIXES {
+        // One run makes at most this many fixes (each parses the file again); every one of
+        // them is certain, so they are kept, and what damage is left shows in the report for
+        // the next run to fix. Rolling them back would leave a file with more damage than
+        // one run can fix unrepairable for ever.
+        return Repaired {
+            new: cur,
+            fixes,
+            unfixed: Vec::new(),
+        };
     }
     let doc = Document::parse_with(&cur, syntax, foreign);
     let unfixed: Vec<Problem> = doc
@@ -435,6 +447,27 @@ mod tests {
 
     fn h(body: &str) -> String {
         hash::of_normalized(body.as_bytes())
+    }
+
+    /// More copies of a region than one run fixes: each run keeps its certain fixes, so two
+    /// runs leave one copy (the whole run used to be rolled back, for ever).
+    #[test]
+    fn more_damage_than_one_run_fixes_is_fixed_over_runs() {
+        let region = format!(
+            "# BEGIN Z MANAGED d hash={}\necho hi\n# END Z MANAGED d\n",
+            h("echo hi\n")
+        );
+        let src = format!("a=1\n{}b=2\n", region.repeat(300));
+        let first = rep(&src);
+        assert!(first.unfixed.is_empty(), "{:?}", first.unfixed);
+        assert_eq!(first.fixes.len(), MAX_FIXES);
+        let second = repair(&first.new, Format::Shell.syntax(), &[], None);
+        assert!(second.unfixed.is_empty(), "{:?}", second.unfixed);
+        assert_eq!(second.fixes.len(), 300 - 1 - MAX_FIXES);
+        assert_eq!(
+            String::from_utf8_lossy(&second.new),
+            format!("a=1\n{region}b=2\n")
+        );
     }
 
     #[test]

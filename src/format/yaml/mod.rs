@@ -1246,7 +1246,14 @@ mod tests {
     /// A mapping key of nothing (`:` alone, `? :`) is no key: no empty span is recorded.
     #[test]
     fn an_empty_key_is_not_recorded() {
-        for src in [&b":"[..], b": 1\n", b"? :\n", b"{: 1}\n", b"- :\n", b"a:\n  :\n"] {
+        for src in [
+            &b":"[..],
+            b": 1\n",
+            b"? :\n",
+            b"{: 1}\n",
+            b"- :\n",
+            b"a:\n  :\n",
+        ] {
             check(src, &lex(src));
         }
     }
