@@ -776,7 +776,7 @@ const MAX_THREADS: usize = 64;
 
 /// Runs `apply`: every target of the manifest, one outcome per target, in manifest order.
 /// A dry run goes through the files in order, so the diffs read as one; otherwise the files
-/// are edited in batches ([`engine::edit_batch`]: directories locked once, temporary files
+/// are edited in batches (`engine::edit_batch`: directories locked once, temporary files
 /// synced together, one directory sync and one state record write per directory).
 pub fn run(manifest: &Path, opts: &EditOptions, reporter: &dyn Reporter) -> Vec<FileOutcome> {
     let failed = |path: &Path, e: Error| engine::report_failure(path, opts.format, e, reporter);
