@@ -125,20 +125,7 @@ fn at(path: &Path, e: std::io::Error) -> IoError {
 /// # Errors
 /// When a symlink cannot be read.
 pub(crate) fn resolve(path: &Path) -> Result<PathBuf, IoError> {
-    let mut p = path.to_path_buf();
-    for _ in 0..40 {
-        match fs_err::symlink_metadata(&p) {
-            Ok(m) if m.file_type().is_symlink() => {
-                let target = fs_err::read_link(&p)?;
-                p = match p.parent() {
-                    Some(parent) if target.is_relative() => parent.join(target),
-                    _ => target,
-                };
-            }
-            _ => return Ok(p),
-        }
-    }
-    Ok(p)
+    locate(path).map(|l| l.real)
 }
 
 /// Where a target really is: [`resolve`]'s path, and the size of the file there (0 when
