@@ -437,9 +437,30 @@ fn read_only_bytes(path: &Path, src: &[u8], opts: &EditOptions, check: bool) -> 
     }
     // Only the regions and problems are kept; the lexer's records go before the report is
     // made (a file can hold hundreds of thousands of markers).
+    let doc = Document::parse_with(src, f.syntax(), opts.plan.foreign.as_ref());
+    // `check` never calls "ok" a file its format's readers reject: with no problem found to
+    // show, the rejection is the error (exit 2), as it is for every edit. (A TOML duplicate
+    // key, say, is already reported as a problem, exit 1.)
+    if check && doc.problems.is_empty() {
+        let syntax = f.syntax();
+        let rejected = match doc.lexed.unclosed {
+            // A structured format's readers reject a construct left open; a shell or env
+            // file's do not agree on it, so it is reported where an edit meets it.
+            Some(u) if syntax.requires_utf8() => Err(format!(
+                "line {}: the {} opened here is not closed by the end of the file",
+                crate::lines::line_of(src, u.start),
+                u.what
+            )),
+            Some(_) => Ok(()),
+            None => syntax.check_input(&doc),
+        };
+        if let Err(e) = rejected {
+            return FileOutcome::failed(path, Some(f), Error::Plan(PlanError::InvalidInput(e)));
+        }
+    }
     let Document {
         regions, problems, ..
-    } = Document::parse_with(src, f.syntax(), opts.plan.foreign.as_ref());
+    } = doc;
     let mut out = FileOutcome::new(path, Some(f));
     out.regions = report::regions_as_read(regions);
     out.problem_lines = problem_lines(src, &problems);

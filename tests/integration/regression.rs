@@ -238,6 +238,27 @@ fn check_refuses_a_toml_file_that_is_not_utf8() {
     assert!(stderr(&o).contains("not valid UTF-8"), "{}", stderr(&o));
 }
 
+/// `check` on a file its format's readers reject says so (exit 2), as an edit does, instead
+/// of "ok".
+#[test]
+fn check_reports_a_file_its_parser_rejects() {
+    let dir = tempfile::tempdir().expect("tmp");
+    for (name, text) in [
+        ("c.toml", "a = 1\nb = [1,\n"),
+        ("d.toml", "a = 1\n\"a\" = 2\n"),
+        ("c.jsonc", "{\n  \"a\": 1,,\n}\n"),
+    ] {
+        std::fs::write(dir.path().join(name), text).expect("write");
+        let o = run(dir.path(), &["check", name]);
+        assert_eq!(code(&o), 2, "{name}: {}", stderr(&o));
+        assert!(stderr(&o).contains(name), "{name}: {}", stderr(&o));
+        // list still lists (there is nothing to list but the regions).
+        assert_ne!(code(&run(dir.path(), &["list", name])), 2, "{name}");
+    }
+    std::fs::write(dir.path().join("ok.toml"), "a = 1\n").expect("write");
+    assert_eq!(code(&run(dir.path(), &["check", "ok.toml"])), 0);
+}
+
 #[test]
 fn set_does_not_suggest_a_flag_it_does_not_have() {
     let dir = tempfile::tempdir().expect("tmp");
