@@ -323,7 +323,7 @@ impl<'a> Document<'a> {
         }
         wrong_openers(src, syntax, &lexed, &mut problems);
         let regions = pairing.finish(&mut problems);
-        duplicate_keys(src, &lexed, &regions, syntax.key_policy(), &mut problems);
+        duplicate_keys(src, &lexed, &regions, syntax, &mut problems);
         Self {
             src,
             lexed,
@@ -367,9 +367,19 @@ fn duplicate_keys(
     src: &[u8],
     lexed: &Lexed,
     regions: &[Region],
-    policy: KeyPolicy,
+    syntax: &dyn Lexer,
     problems: &mut Problems,
 ) {
+    let policy = syntax.key_policy();
+    // A key's name as the format's readers compare it; as written for most formats.
+    let spells = syntax.spells_keys();
+    let name_of = |k: &crate::lex::Key| {
+        if spells {
+            syntax.key_name(src, k.name)
+        } else {
+            std::borrow::Cow::Borrowed(k.name.of(src))
+        }
+    };
     use std::hash::{BuildHasher as _, Hash as _, Hasher as _};
     let keys = &lexed.keys;
     // The region whose body holds `at`, with a cursor: keys come mostly in file order.
@@ -391,7 +401,7 @@ fn duplicate_keys(
     }
     let hash_of = |k: &crate::lex::Key| {
         let mut h = rustc_hash::FxBuildHasher.build_hasher();
-        k.name.of(src).hash(&mut h);
+        name_of(k).hash(&mut h);
         k.context.hash(&mut h);
         h.finish()
     };
@@ -505,7 +515,7 @@ fn duplicate_keys(
         let names = first_of.entry(t).or_default();
         let Some(&first) = names
             .iter()
-            .find(|&&f| keys[f].name.of(src) == k.name.of(src) && keys[f].context == k.context)
+            .find(|&&f| name_of(&keys[f]) == name_of(k) && keys[f].context == k.context)
         else {
             names.push(i);
             continue;

@@ -164,6 +164,19 @@ pub trait Lexer: Sync {
         (lexed, scan)
     }
 
+    /// A key's name as the format's readers compare names (JSONC: escapes decoded), for
+    /// `duplicate-key`; asked only when [`Lexer::spells_keys`] is true. The default is the
+    /// bytes as written.
+    fn key_name<'s>(&self, src: &'s [u8], name: Span) -> std::borrow::Cow<'s, [u8]> {
+        std::borrow::Cow::Borrowed(name.of(src))
+    }
+
+    /// True when one key name can be written in several ways ([`Lexer::key_name`] tells
+    /// them apart); false (the default) when names compare as written.
+    fn spells_keys(&self) -> bool {
+        false
+    }
+
     /// The comment opener written before a marker.
     fn opener(&self) -> &'static str {
         "#"

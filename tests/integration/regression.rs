@@ -259,6 +259,26 @@ fn check_reports_a_file_its_parser_rejects() {
     assert_eq!(code(&run(dir.path(), &["check", "ok.toml"])), 0);
 }
 
+/// JSON readers decode escapes in key names: `"\u0061"` is `"a"`, a duplicate.
+#[test]
+fn jsonc_keys_written_with_escapes_are_compared_decoded() {
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::write(
+        dir.path().join("d.jsonc"),
+        "{\n  // settings\n  \"a\": 1,\n  \"\\u0061\": 2,\n  \"b\\n\": 3,\n  \"b\": 4\n}\n",
+    )
+    .expect("write");
+    let o = run(dir.path(), &["check", "d.jsonc"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("duplicate-key") && err.contains(":4:"),
+        "{err}"
+    );
+    // `"b\n"` and `"b"` are different names.
+    assert!(!err.contains(":6:"), "{err}");
+}
+
 #[test]
 fn set_does_not_suggest_a_flag_it_does_not_have() {
     let dir = tempfile::tempdir().expect("tmp");

@@ -29,9 +29,35 @@ use std::sync::Arc;
 /// The JSONC format.
 pub(crate) struct Jsonc;
 
+/// A key's name as JSON readers compare it: escapes decoded (`"\u0061"` is `"a"`). Without a
+/// backslash (nearly always) the bytes as written; a name that does not decode also stays as
+/// written (the strict check reports it).
+pub(crate) fn decoded_key(name: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if !name.contains(&b'\\') {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    let quoted = if name.starts_with(b"\"") {
+        std::borrow::Cow::Borrowed(name)
+    } else {
+        std::borrow::Cow::Owned([&b"\""[..], name, b"\""].concat())
+    };
+    match serde_json::from_slice::<String>(&quoted) {
+        Ok(s) => std::borrow::Cow::Owned(s.into_bytes()),
+        Err(_) => std::borrow::Cow::Borrowed(name),
+    }
+}
+
 impl Lexer for Jsonc {
     fn name(&self) -> &'static str {
         "jsonc"
+    }
+
+    fn key_name<'s>(&self, src: &'s [u8], name: Span) -> std::borrow::Cow<'s, [u8]> {
+        decoded_key(name.of(src))
+    }
+
+    fn spells_keys(&self) -> bool {
+        true
     }
 
     fn lex(&self, src: &[u8]) -> Lexed {

@@ -882,6 +882,30 @@ impl Scanner<'_> {
         }
         let src = self.src;
         let out = &mut self.out.lexed.keys;
+        if (from..len).any(|i| self.keys.name(src, i).of(src).contains(&b'\\')) {
+            // A name written with escapes (`"\u0061"` is `"a"`): names are compared as the
+            // readers see them, decoded. Rare, so no table is kept for it.
+            let names: Vec<(Span, Vec<u8>)> = (from..len)
+                .map(|i| {
+                    let name = self.keys.name(src, i);
+                    (name, super::decoded_key(name.of(src)).into_owned())
+                })
+                .collect();
+            let mut seen: rustc_hash::FxHashMap<&[u8], usize> = rustc_hash::FxHashMap::default();
+            for (_, d) in &names {
+                *seen.entry(d.as_slice()).or_default() += 1;
+            }
+            for (name, d) in &names {
+                if seen.get(d.as_slice()).is_some_and(|&n| n > 1) {
+                    out.push(Key {
+                        name: *name,
+                        context,
+                    });
+                }
+            }
+            self.keys.truncate(from);
+            return;
+        }
         if len - from <= 32 {
             // Small objects: compare pairs, no allocation.
             self.names.clear();
