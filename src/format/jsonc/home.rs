@@ -2,7 +2,7 @@
 //! reaches the same container of a target (creating the containers it lacks, outside every
 //! region), in template order. docs/reconcile.md, Placement.
 
-use super::layout::{Edge, View, decode_key};
+use super::layout::{Edge, View, create_member, decode_key};
 use super::scan::{self, Kind, Member, Members, Want};
 use crate::document::{Document, Region};
 use crate::format::{Created, Home, Placement, Step};
@@ -228,39 +228,6 @@ fn make_root(doc: &Document<'_>) -> Placement {
             path: String::new(),
             blank_before,
             blank_after: false,
-        }),
-        ..Placement::default()
-    }
-}
-
-/// Creates the member `step` (an empty object or array) at `offset` of its container, laid
-/// out as a region's member would be.
-pub(super) fn create_member(
-    view: &View<'_>,
-    doc: &Document<'_>,
-    offset: usize,
-    step: &Step,
-    path: &[Step],
-) -> Placement {
-    let key = serde_json::to_string(&step.key).unwrap_or_else(|_| format!("\"{}\"", step.key));
-    let value = if step.array { "[]" } else { "{}" };
-    let body = format!("{key}: {value}{}", doc.eol);
-    let fitted = view.fit_insert(doc, offset, body.as_bytes());
-    let mut text = fitted.before;
-    text.extend_from_slice(&fitted.body);
-    text.extend_from_slice(&fitted.after);
-    let mut create = vec![(Span::new(offset, offset), text)];
-    create.extend(fitted.extra);
-    let pointer: String = path
-        .iter()
-        .map(|s| format!("/{}", s.key.replace('~', "~0").replace('/', "~1")))
-        .collect();
-    Placement {
-        offset,
-        create,
-        created: Some(Created {
-            path: pointer,
-            ..Created::default()
         }),
         ..Placement::default()
     }

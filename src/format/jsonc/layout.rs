@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::scan::{self, Container, Kind, Member, Members, Scan, Want};
 use crate::document::{Document, Region, line_end};
 
-use crate::format::{Fitted, Placement};
+use crate::format::{Created, Fitted, Placement, Step};
 use crate::lex::Span;
 
 /// The structure of a document, with the file's indent unit and comma style.
@@ -545,9 +545,7 @@ pub(crate) fn place_pointer(
                         ..crate::format::Step::default()
                     })
                     .collect();
-                return Ok(super::home::create_member(
-                    view, doc, offset, &path[i], &path,
-                ));
+                return Ok(create_member(view, doc, offset, &path[i], &path));
             }
         }
     }
@@ -569,4 +567,37 @@ pub(crate) fn place_pointer(
         wrap: None,
         ..Placement::default()
     })
+}
+
+/// Creates the member `step` (an empty object or array) at `offset` of its container, laid
+/// out as a region's member would be.
+pub(super) fn create_member(
+    view: &View<'_>,
+    doc: &Document<'_>,
+    offset: usize,
+    step: &Step,
+    path: &[Step],
+) -> Placement {
+    let key = serde_json::to_string(&step.key).unwrap_or_else(|_| format!("\"{}\"", step.key));
+    let value = if step.array { "[]" } else { "{}" };
+    let body = format!("{key}: {value}{}", doc.eol);
+    let fitted = view.fit_insert(doc, offset, body.as_bytes());
+    let mut text = fitted.before;
+    text.extend_from_slice(&fitted.body);
+    text.extend_from_slice(&fitted.after);
+    let mut create = vec![(Span::new(offset, offset), text)];
+    create.extend(fitted.extra);
+    let pointer: String = path
+        .iter()
+        .map(|s| format!("/{}", s.key.replace('~', "~0").replace('/', "~1")))
+        .collect();
+    Placement {
+        offset,
+        create,
+        created: Some(Created {
+            path: pointer,
+            ..Created::default()
+        }),
+        ..Placement::default()
+    }
 }

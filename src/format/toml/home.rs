@@ -3,9 +3,9 @@
 //! and how a missing region reaches the same table of a target, creating a missing header
 //! outside every region, in template order. docs/reconcile.md, Placement.
 
-use super::lexer::{self, SEP, Scan};
+use super::lexer::{self, Scan};
 use super::place::{
-    line_of, plain_path, render_segment, root_keys, table_keys_end, table_limit, trim,
+    create_table, header_of, line_of, plain_path, root_keys, table_keys_end, table_limit, trim,
 };
 use crate::document::{Document, Region, line_start};
 use crate::format::{Created, Home, Placement, Step};
@@ -41,13 +41,6 @@ pub(super) fn home(template: &Document<'_>, scan: &Scan, region: &Region) -> Hom
 /// The header in force at `offset` (`None`: the root table).
 fn table_of(scan: &Scan, offset: usize) -> Option<usize> {
     scan.headers.iter().rposition(|h| h.line.start < offset)
-}
-
-/// The header of the table `key` (canonical, plain), the last one when repeated.
-fn header_of(scan: &Scan, key: &str) -> Option<usize> {
-    scan.headers
-        .iter()
-        .rposition(|h| plain_path(&scan.path(h)) == key)
 }
 
 /// Where the missing region `id` goes in `doc`; `None` for a region that holds its own
@@ -115,102 +108,6 @@ pub(super) fn place(
             ..Placement::default()
         }),
     })
-}
-
-/// A new header for the table `step`, placed among the tables in template order: after the
-/// section of the nearest table before it that the file has, else above the nearest after
-/// it, else at the end of the file.
-pub(super) fn create_table(
-    doc: &Document<'_>,
-    scan: &Scan,
-    step: &Step,
-    id: Option<&Identity>,
-    all: &[(Identity, Home)],
-) -> Placement {
-    let src = doc.src;
-    let eol = doc.eol.as_bytes();
-    let mut before: Option<(u64, usize)> = None;
-    let mut after: Option<(u64, usize)> = None;
-    for (_, other) in all.iter().filter(|(oid, h)| Some(oid) != id && !h.top) {
-        let Some(s) = other.path.first() else {
-            continue;
-        };
-        if s.key == step.key {
-            continue;
-        }
-        let Some(h) = header_of(scan, &s.key) else {
-            continue;
-        };
-        if s.order < step.order && before.is_none_or(|(o, _)| o < s.order) {
-            before = Some((s.order, table_limit(doc, scan, Some(h))));
-        }
-        if s.order > step.order && after.is_none_or(|(o, _)| o > s.order) {
-            let first = scan
-                .headers
-                .iter()
-                .position(|x| plain_path(&scan.path(x)) == s.key)
-                .unwrap_or(h);
-            after = Some((s.order, above_comments(doc, scan.headers[first].line.start)));
-        }
-    }
-    let boundary = match (before, after) {
-        (Some((_, at)), _) | (None, Some((_, at))) => at,
-        (None, None) => src.len(),
-    };
-    // Right after the last line with content before the boundary: the new table gets a
-    // blank line of its own before it, and whatever blank lines were there stay after it,
-    // so that taking the table away again gives the same bytes.
-    let bom = crate::lines::bom_len(src);
-    let mut at = boundary;
-    while at > bom {
-        let ls = line_start(src, at - 1).max(bom);
-        if !trim(&src[ls..at]).is_empty() || doc.lexed.is_inner(ls) {
-            break;
-        }
-        at = ls;
-    }
-    let name: Vec<String> = step.key.split(SEP).map(render_segment).collect();
-    let name = name.join(".");
-    let header = if step.array {
-        format!("[[{name}]]")
-    } else {
-        format!("[{name}]")
-    };
-    let mut text = Vec::new();
-    let mut created = Created {
-        path: header.clone(),
-        ..Created::default()
-    };
-    if at > bom {
-        if src[at - 1] != b'\n' {
-            text.extend_from_slice(eol);
-        }
-        text.extend_from_slice(eol);
-        created.blank_before = true;
-    }
-    text.extend_from_slice(header.as_bytes());
-    text.extend_from_slice(eol);
-    Placement {
-        offset: at,
-        create: vec![(Span::new(at, at), text)],
-        created: Some(created),
-        ..Placement::default()
-    }
-}
-
-/// The start of the comment lines right above the line at `at` (they describe it).
-fn above_comments(doc: &Document<'_>, mut at: usize) -> usize {
-    let src = doc.src;
-    let bom = crate::lines::bom_len(src);
-    while at > bom {
-        let ls = line_start(src, at - 1).max(bom);
-        let text = trim(&src[ls..at]);
-        if !text.starts_with(b"#") || doc.region_at(ls).is_some() || doc.lexed.is_inner(ls) {
-            break;
-        }
-        at = ls;
-    }
-    at
 }
 
 /// Splices that take away a header made by an insertion, when its table holds nothing but

@@ -11,8 +11,9 @@
 
 use super::lexer::{self, ELEM, SEP, Scan};
 use crate::document::{Document, Region, line_end, line_start};
-use crate::format::{Fitted, Placement};
+use crate::format::{Created, Fitted, Home, Placement, Step};
 use crate::lex::Span;
+use crate::marker::Identity;
 use crate::place::At;
 
 /// Resolves the positions TOML defines itself; `None` leaves `at` to the line rules.
@@ -149,7 +150,7 @@ fn table(doc: &Document<'_>, scan: &Scan, t: &str) -> Result<Placement, String> 
         key: want,
         ..crate::format::Step::default()
     };
-    Ok(super::home::create_table(doc, scan, &step, None, &[]))
+    Ok(create_table(doc, scan, &step, None, &[]))
 }
 
 /// Where the part of the file governed by `header` (or the root table) stops: the start of
@@ -309,4 +310,107 @@ pub(super) fn reindent(body: &[u8], indent: &[u8]) -> Vec<u8> {
         }
     }
     out
+}
+
+/// The header of the table `key` (canonical, plain), the last one when repeated.
+pub(super) fn header_of(scan: &Scan, key: &str) -> Option<usize> {
+    scan.headers
+        .iter()
+        .rposition(|h| plain_path(&scan.path(h)) == key)
+}
+
+/// A new header for the table `step`, placed among the tables in template order: after the
+/// section of the nearest table before it that the file has, else above the nearest after
+/// it, else at the end of the file.
+pub(super) fn create_table(
+    doc: &Document<'_>,
+    scan: &Scan,
+    step: &Step,
+    id: Option<&Identity>,
+    all: &[(Identity, Home)],
+) -> Placement {
+    let src = doc.src;
+    let eol = doc.eol.as_bytes();
+    let mut before: Option<(u64, usize)> = None;
+    let mut after: Option<(u64, usize)> = None;
+    for (_, other) in all.iter().filter(|(oid, h)| Some(oid) != id && !h.top) {
+        let Some(s) = other.path.first() else {
+            continue;
+        };
+        if s.key == step.key {
+            continue;
+        }
+        let Some(h) = header_of(scan, &s.key) else {
+            continue;
+        };
+        if s.order < step.order && before.is_none_or(|(o, _)| o < s.order) {
+            before = Some((s.order, table_limit(doc, scan, Some(h))));
+        }
+        if s.order > step.order && after.is_none_or(|(o, _)| o > s.order) {
+            let first = scan
+                .headers
+                .iter()
+                .position(|x| plain_path(&scan.path(x)) == s.key)
+                .unwrap_or(h);
+            after = Some((s.order, above_comments(doc, scan.headers[first].line.start)));
+        }
+    }
+    let boundary = match (before, after) {
+        (Some((_, at)), _) | (None, Some((_, at))) => at,
+        (None, None) => src.len(),
+    };
+    // Right after the last line with content before the boundary: the new table gets a
+    // blank line of its own before it, and whatever blank lines were there stay after it,
+    // so that taking the table away again gives the same bytes.
+    let bom = crate::lines::bom_len(src);
+    let mut at = boundary;
+    while at > bom {
+        let ls = line_start(src, at - 1).max(bom);
+        if !trim(&src[ls..at]).is_empty() || doc.lexed.is_inner(ls) {
+            break;
+        }
+        at = ls;
+    }
+    let name: Vec<String> = step.key.split(SEP).map(render_segment).collect();
+    let name = name.join(".");
+    let header = if step.array {
+        format!("[[{name}]]")
+    } else {
+        format!("[{name}]")
+    };
+    let mut text = Vec::new();
+    let mut created = Created {
+        path: header.clone(),
+        ..Created::default()
+    };
+    if at > bom {
+        if src[at - 1] != b'\n' {
+            text.extend_from_slice(eol);
+        }
+        text.extend_from_slice(eol);
+        created.blank_before = true;
+    }
+    text.extend_from_slice(header.as_bytes());
+    text.extend_from_slice(eol);
+    Placement {
+        offset: at,
+        create: vec![(Span::new(at, at), text)],
+        created: Some(created),
+        ..Placement::default()
+    }
+}
+
+/// The start of the comment lines right above the line at `at` (they describe it).
+fn above_comments(doc: &Document<'_>, mut at: usize) -> usize {
+    let src = doc.src;
+    let bom = crate::lines::bom_len(src);
+    while at > bom {
+        let ls = line_start(src, at - 1).max(bom);
+        let text = trim(&src[ls..at]);
+        if !text.starts_with(b"#") || doc.region_at(ls).is_some() || doc.lexed.is_inner(ls) {
+            break;
+        }
+        at = ls;
+    }
+    at
 }
