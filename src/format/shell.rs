@@ -454,15 +454,155 @@ impl Kind {
     }
 }
 
-/// One open construct.
+/// One open construct, as the lexer reads and updates the innermost one.
 #[derive(Clone, Copy, Debug)]
 struct Frame {
     /// What it is.
     kind: Kind,
-    /// Offset of its opener.
-    start: usize,
     /// Unmatched `(` inside it (subshells, arithmetic grouping, extglob in patterns).
     parens: usize,
+}
+
+impl Kind {
+    /// Every kind, by its one-byte code in [`Stack`].
+    const CODES: [Self; 10] = [
+        Self::CommandSubst,
+        Self::ProcessSubst,
+        Self::Case(CasePhase::AwaitIn),
+        Self::Case(CasePhase::Pattern { fresh: true }),
+        Self::Case(CasePhase::Pattern { fresh: false }),
+        Self::Case(CasePhase::Body),
+        Self::Arith { dollar: true },
+        Self::Arith { dollar: false },
+        Self::Param,
+        Self::DoubleQuoted,
+    ];
+
+    /// The kind's one-byte code.
+    fn code(self) -> u8 {
+        let i = Self::CODES.iter().position(|&k| k == self).unwrap_or(0);
+        u8::try_from(i).unwrap_or(0)
+    }
+
+    /// The kind of a code made by [`Kind::code`].
+    fn of_code(code: u8) -> Self {
+        Self::CODES
+            .get(usize::from(code))
+            .copied()
+            .unwrap_or(Self::CommandSubst)
+    }
+}
+
+/// The open constructs, innermost last, one byte each: a crafted line of five million `$(`
+/// costs five megabytes, not the hundred and twenty that whole frames took. Paren counts are
+/// kept apart for the few frames that have any, and only the outermost frame's start (the
+/// only one a report names).
+#[derive(Debug, Default)]
+struct Stack {
+    /// Each frame's kind, as [`Kind::code`].
+    kinds: Vec<u8>,
+    /// `(depth, parens)` of the frames with unmatched `(`, by depth.
+    parens: Vec<(usize, usize)>,
+    /// Where the outermost frame opened.
+    first_start: usize,
+}
+
+impl Stack {
+    fn len(&self) -> usize {
+        self.kinds.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
+    }
+
+    /// Opens a frame of `kind` at `start`.
+    fn push(&mut self, kind: Kind, start: usize) {
+        if self.kinds.is_empty() {
+            self.first_start = start;
+        }
+        self.kinds.push(kind.code());
+    }
+
+    /// Closes the innermost frame.
+    fn pop(&mut self) {
+        let depth = self.kinds.len().saturating_sub(1);
+        if self.parens.last().is_some_and(|&(d, _)| d >= depth) {
+            self.parens.pop();
+        }
+        self.kinds.pop();
+    }
+
+    /// The innermost frame.
+    fn last(&self) -> Option<Frame> {
+        let depth = self.kinds.len().checked_sub(1)?;
+        let kind = Kind::of_code(*self.kinds.get(depth)?);
+        let parens = match self.parens.last() {
+            Some(&(d, n)) if d == depth => n,
+            _ => 0,
+        };
+        Some(Frame { kind, parens })
+    }
+
+    /// The innermost frame, to update: written back when the guard is dropped.
+    fn last_mut(&mut self) -> Option<TopFrame<'_>> {
+        let frame = self.last()?;
+        Some(TopFrame { stack: self, frame })
+    }
+
+    /// Writes `f` as the innermost frame.
+    fn set_last(&mut self, f: Frame) {
+        let Some(depth) = self.kinds.len().checked_sub(1) else {
+            return;
+        };
+        if let Some(k) = self.kinds.get_mut(depth) {
+            *k = f.kind.code();
+        }
+        let has = self.parens.last().is_some_and(|&(d, _)| d == depth);
+        match (has, f.parens) {
+            (true, 0) => {
+                self.parens.pop();
+            }
+            (true, n) => {
+                if let Some(last) = self.parens.last_mut() {
+                    last.1 = n;
+                }
+            }
+            (false, 0) => {}
+            (false, n) => self.parens.push((depth, n)),
+        }
+    }
+
+    /// The outermost frame's kind and where it opened.
+    fn first(&self) -> Option<(Kind, usize)> {
+        let &code = self.kinds.first()?;
+        Some((Kind::of_code(code), self.first_start))
+    }
+}
+
+/// The innermost frame of a [`Stack`], being updated.
+struct TopFrame<'s> {
+    stack: &'s mut Stack,
+    frame: Frame,
+}
+
+impl std::ops::Deref for TopFrame<'_> {
+    type Target = Frame;
+    fn deref(&self) -> &Frame {
+        &self.frame
+    }
+}
+
+impl std::ops::DerefMut for TopFrame<'_> {
+    fn deref_mut(&mut self) -> &mut Frame {
+        &mut self.frame
+    }
+}
+
+impl Drop for TopFrame<'_> {
+    fn drop(&mut self) {
+        self.stack.set_last(self.frame);
+    }
 }
 
 /// A heredoc whose operator has been read but whose body has not.
@@ -522,7 +662,7 @@ struct Lexer<'a> {
     /// substitution, an escape): a `#` there is inside a word.
     glue: usize,
     /// Open constructs, innermost last.
-    stack: Vec<Frame>,
+    stack: Stack,
     /// Heredocs waiting for their bodies, in order.
     pending: Vec<Heredoc<'a>>,
     /// The result being built.
@@ -547,7 +687,7 @@ impl<'a> Lexer<'a> {
             cur_inner: false,
             inner_from: 0,
             glue: usize::MAX,
-            stack: Vec::new(),
+            stack: Stack::default(),
             pending: Vec::new(),
             out: Lexed::default(),
             eof_open: None,
@@ -581,9 +721,9 @@ impl<'a> Lexer<'a> {
             self.out.inner_lines.push(Span::new(self.inner_from, len));
         }
         let candidates = [
-            self.stack.first().map(|f| Unclosed {
-                start: f.start,
-                what: f.kind.what(),
+            self.stack.first().map(|(kind, start)| Unclosed {
+                start,
+                what: kind.what(),
             }),
             self.eof_open,
             self.pending.first().map(|h| Unclosed {
@@ -628,11 +768,7 @@ impl<'a> Lexer<'a> {
 
     /// Opens a frame at the current position, skipping its `n`-byte opener.
     fn push(&mut self, kind: Kind, n: usize) {
-        self.stack.push(Frame {
-            kind,
-            start: self.pos,
-            parens: 0,
-        });
+        self.stack.push(kind, self.pos);
         self.pos += n;
     }
 
@@ -710,7 +846,7 @@ impl<'a> Lexer<'a> {
 
     /// Marks the pattern of the innermost `case` item as begun.
     fn pattern_used(&mut self) {
-        if let Some(f) = self.stack.last_mut()
+        if let Some(mut f) = self.stack.last_mut()
             && let Kind::Case(CasePhase::Pattern { fresh: true }) = f.kind
         {
             f.kind = Kind::Case(CasePhase::Pattern { fresh: false });
@@ -720,7 +856,7 @@ impl<'a> Lexer<'a> {
     /// Inside a substitution, at the start of a word: handles `case`, `in` and `esac`.
     fn check_word(&mut self) {
         let src = self.src;
-        let Some(top) = self.stack.last().copied() else {
+        let Some(top) = self.stack.last() else {
             return;
         };
         // Only `case`, `esac` and `in` matter.
@@ -750,7 +886,7 @@ impl<'a> Lexer<'a> {
 
     /// Replaces the kind of the innermost frame, resetting its paren count.
     fn set_top(&mut self, kind: Kind) {
-        if let Some(f) = self.stack.last_mut() {
+        if let Some(mut f) = self.stack.last_mut() {
             f.kind = kind;
             f.parens = 0;
         }
@@ -862,7 +998,7 @@ impl<'a> Lexer<'a> {
     fn step_arith(&mut self) {
         match self.skip_plain(&ARITH) {
             Some(b'(') => {
-                if let Some(f) = self.stack.last_mut() {
+                if let Some(mut f) = self.stack.last_mut() {
                     f.parens = f.parens.saturating_add(1);
                 }
                 self.pos += 1;
@@ -1204,7 +1340,7 @@ impl<'a> Lexer<'a> {
             }
             _ => {}
         }
-        if let Some(f) = self.stack.last_mut() {
+        if let Some(mut f) = self.stack.last_mut() {
             f.parens = f.parens.saturating_add(1);
         }
         self.pos += 1;
@@ -1213,19 +1349,22 @@ impl<'a> Lexer<'a> {
 
     /// A `)` inside a substitution: ends a pattern, a subshell, or the substitution.
     fn subst_close_paren(&mut self) {
-        let Some(top) = self.stack.last_mut() else {
+        let Some(mut top) = self.stack.last_mut() else {
             self.pos += 1;
             return;
         };
         if top.parens > 0 {
             top.parens -= 1;
+            drop(top);
             self.pos += 1;
             self.check_word();
             return;
         }
-        match top.kind {
+        let kind = top.kind;
+        drop(top);
+        match kind {
             Kind::Case(CasePhase::Pattern { .. }) => {
-                top.kind = Kind::Case(CasePhase::Body);
+                self.set_top(Kind::Case(CasePhase::Body));
                 self.pos += 1;
                 self.check_word();
             }
@@ -1241,23 +1380,28 @@ impl<'a> Lexer<'a> {
     /// or `((` really opened two nested subshells.
     fn arith_close_paren(&mut self) {
         let p = self.pos;
-        let Some(top) = self.stack.last_mut() else {
+        let Some(mut top) = self.stack.last_mut() else {
             self.pos += 1;
             return;
         };
         if top.parens > 0 {
             top.parens -= 1;
+            drop(top);
             self.pos += 1;
-        } else if self.src.get(p + 1) == Some(&b')') {
+            return;
+        }
+        let kind = top.kind;
+        drop(top);
+        if self.src.get(p + 1) == Some(&b')') {
             self.pop(2);
-        } else if top.kind == (Kind::Arith { dollar: true }) {
+        } else if kind == (Kind::Arith { dollar: true }) {
             // `$((cmd) ...)`: a command substitution starting with a subshell.
-            top.kind = Kind::CommandSubst;
+            self.set_top(Kind::CommandSubst);
             self.pos += 1;
         } else {
             // `((cmd) ...)`: the outer `(` is a subshell.
             self.stack.pop();
-            if let Some(f) = self.stack.last_mut()
+            if let Some(mut f) = self.stack.last_mut()
                 && f.kind.is_command()
             {
                 f.parens = f.parens.saturating_add(1);
@@ -1382,6 +1526,23 @@ mod tests {
 
     fn unclosed(src: &str) -> Option<(usize, &'static str)> {
         lx(src).unclosed.map(|u| (u.start, u.what))
+    }
+
+    /// Deep nesting, with unmatched `(` at every level: every frame's kind and paren count
+    /// come back when the inner ones close (the stack keeps one byte a frame).
+    #[test]
+    fn deep_nesting_with_parens_at_every_level_unwinds_exactly() {
+        let n = 20_000;
+        let open = "$( ( \"${x:-$(( 1 + (".repeat(n);
+        let close = ") ))}\" ) )".repeat(n);
+        let src = format!("echo {open}{close}\n# after\nA=1\n");
+        let l = lx(&src);
+        assert_eq!(l.unclosed, None);
+        assert_eq!(comments(&src), [("# after", true)]);
+        assert_eq!(keys(&src), ["A"]);
+        // Left open, the outermost construct is named, at its opener.
+        let src = format!("x {open}");
+        assert_eq!(unclosed(&src), Some((2, "command substitution")));
     }
 
     const MARK: &str = "# BEGIN ACME MANAGED acc";
