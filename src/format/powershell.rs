@@ -115,6 +115,27 @@ impl Frame {
         !matches!(self, Self::Block)
     }
 
+    /// Every frame, by its one-byte code on the stack.
+    const CODES: [Self; 5] = [
+        Self::Paren,
+        Self::Hash,
+        Self::Block,
+        Self::Double,
+        Self::HereDouble,
+    ];
+
+    fn code(self) -> u8 {
+        let i = Self::CODES.iter().position(|&f| f == self).unwrap_or(0);
+        u8::try_from(i).unwrap_or(0)
+    }
+
+    fn of_code(code: u8) -> Self {
+        Self::CODES
+            .get(usize::from(code))
+            .copied()
+            .unwrap_or(Self::Block)
+    }
+
     const fn what(self) -> &'static str {
         match self {
             Self::Paren => "parenthesis",
@@ -173,7 +194,15 @@ static EXPANDABLE: [bool; 256] = {
 struct Lexer<'a> {
     src: &'a [u8],
     out: Lexed,
-    stack: Vec<(Frame, usize)>,
+    /// Open frames, innermost last, one byte each ([`Frame::code`]): a crafted line of ten
+    /// million `{` or `(` costs ten megabytes. Only two starts are kept: the outermost
+    /// frame's, and the outermost opaque frame's (whose lines are inner ones; the lines of
+    /// the opaque frames inside it are among them).
+    stack: Vec<u8>,
+    /// Where the outermost open frame starts.
+    first_start: usize,
+    /// Where the outermost open opaque frame starts.
+    first_opaque: usize,
     /// Frames on the stack that are not [`Frame::Block`].
     opaque: usize,
     /// Start of the current line.
@@ -203,6 +232,8 @@ pub(crate) fn lex_keeping(src: &[u8], keep: Keep) -> Lexed {
         src,
         out: Lexed::default(),
         stack: Vec::new(),
+        first_start: 0,
+        first_opaque: 0,
         opaque: 0,
         line_start: start,
         line_inner: false,
@@ -214,24 +245,33 @@ pub(crate) fn lex_keeping(src: &[u8], keep: Keep) -> Lexed {
 
 impl Lexer<'_> {
     fn push(&mut self, frame: Frame, at: usize) {
+        if self.stack.is_empty() {
+            self.first_start = at;
+        }
         if frame.opaque() {
+            if self.opaque == 0 {
+                self.first_opaque = at;
+            }
             self.opaque += 1;
         }
-        self.stack.push((frame, at));
+        self.stack.push(frame.code());
     }
 
-    /// Pops the top frame, which closes at `close`.
+    /// Pops the top frame, which closes at `close`. The lines of an opaque frame are marked
+    /// inner when the outermost one closes: they lie inside its lines.
     fn pop(&mut self, close: usize) {
-        if let Some((frame, at)) = self.stack.pop()
-            && frame.opaque()
+        if let Some(code) = self.stack.pop()
+            && Frame::of_code(code).opaque()
         {
             self.opaque -= 1;
-            self.inner_between(at, close);
+            if self.opaque == 0 {
+                self.inner_between(self.first_opaque, close);
+            }
         }
     }
 
     fn top(&self) -> Option<Frame> {
-        self.stack.last().map(|f| f.0)
+        self.stack.last().map(|&c| Frame::of_code(c))
     }
 
     /// A new line starts at `at` (just after a `\n`).
@@ -325,18 +365,21 @@ impl Lexer<'_> {
                 },
             }
         }
-        if let Some(&(frame, at)) = self.stack.last() {
-            self.open(at, frame.what());
-        }
-        // Lines inside frames still open at the end are not at the top level.
-        let open: Vec<usize> = self
+        // A construct left open: the outermost opaque one (a string or parenthesis swallows
+        // the rest of the file), else the outermost brace block.
+        let outermost_opaque = self
             .stack
             .iter()
-            .filter(|f| f.0.opaque())
-            .map(|f| f.1)
-            .collect();
-        if let Some(&first) = open.first() {
-            self.inner_between(first, src.len());
+            .map(|&c| Frame::of_code(c))
+            .find(|f| f.opaque());
+        match outermost_opaque {
+            Some(frame) => self.open(self.first_opaque, frame.what()),
+            None if !self.stack.is_empty() => self.open(self.first_start, Frame::Block.what()),
+            None => {}
+        }
+        // Lines inside frames still open at the end are not at the top level.
+        if self.opaque > 0 {
+            self.inner_between(self.first_opaque, src.len());
         }
     }
 
@@ -614,6 +657,39 @@ mod tests {
 
     fn regions(src: &str) -> usize {
         Document::parse(src.as_bytes(), &PowerShell).regions.len()
+    }
+
+    /// The lines inside nested strings and parentheses are inner lines once, through the
+    /// outermost construct; what stays open is named by the outermost string or parenthesis,
+    /// else the outermost brace block.
+    #[test]
+    fn nested_constructs_mark_their_lines_through_the_outermost() {
+        let src = "x = $(\n  \"a\n  $(\n b\n  )\"\n)\ny\n{\n  @{\n  k = (\n 1)\n }\n}\nz\n";
+        let out = lex(src.as_bytes());
+        check(src.as_bytes(), &out);
+        let lines: Vec<&str> = src.split_inclusive('\n').collect();
+        let starts: Vec<usize> = lines
+            .iter()
+            .scan(0, |at, l| {
+                let s = *at;
+                *at += l.len();
+                Some(s)
+            })
+            .collect();
+        let inner: Vec<usize> = (0..lines.len())
+            .filter(|&i| out.is_inner(starts[i]))
+            .collect();
+        assert_eq!(inner, [1, 2, 3, 4, 5, 9, 10, 11]);
+        let open = |src: &str| lex(src.as_bytes()).unclosed.map(|u| (u.start, u.what));
+        assert_eq!(open("{ { \"open\n"), Some((4, "double-quoted string")));
+        assert_eq!(open("a\n{ {\n}\n"), Some((2, "brace block")));
+        assert_eq!(open(&"{".repeat(100_000)), Some((0, "brace block")));
+        let deep = format!("{}\n", "(".repeat(100_000));
+        let out = lex(deep.as_bytes());
+        assert_eq!(
+            out.unclosed.map(|u| (u.start, u.what)),
+            Some((0, "parenthesis"))
+        );
     }
 
     /// Every marker-looking line of `src` is no marker.
