@@ -55,7 +55,12 @@ enum Frame {
 struct Lexer<'a> {
     src: &'a [u8],
     out: Lexed,
-    stack: Vec<(Frame, usize)>,
+    /// Open constructs, innermost last, one byte each: a crafted line of ten million `(`
+    /// costs ten megabytes. Only the outermost one's start is kept (a file left open is
+    /// reported there).
+    stack: Vec<Frame>,
+    /// Where the outermost open construct starts.
+    first_start: usize,
     keep: Keep,
 }
 
@@ -72,6 +77,7 @@ pub(crate) fn lex_keeping(src: &[u8], keep: Keep) -> Lexed {
         src,
         out: Lexed::default(),
         stack: Vec::new(),
+        first_start: 0,
         keep,
     };
     lx.run();
@@ -90,7 +96,7 @@ impl Lexer<'_> {
         let mut word_start = true;
         while i < src.len() {
             let c = src[i];
-            if self.stack.last().map(|f| f.0) == Some(Frame::Double) {
+            if self.stack.last().copied() == Some(Frame::Double) {
                 match c {
                     b'"' => {
                         self.stack.pop();
@@ -103,7 +109,7 @@ impl Lexer<'_> {
                         i += 2;
                     }
                     b'$' if src.get(i + 1) == Some(&b'(') => {
-                        self.stack.push((Frame::Subst, i));
+                        self.open_frame(Frame::Subst, i);
                         word_start = true;
                         i += 2;
                     }
@@ -158,22 +164,22 @@ impl Lexer<'_> {
                     word_start = false;
                 }
                 b'"' => {
-                    self.stack.push((Frame::Double, i));
+                    self.open_frame(Frame::Double, i);
                     word_start = false;
                     i += 1;
                 }
                 b'(' => {
-                    self.stack.push((Frame::Subst, i));
+                    self.open_frame(Frame::Subst, i);
                     word_start = true;
                     i += 1;
                 }
                 b'$' if src.get(i + 1) == Some(&b'(') => {
-                    self.stack.push((Frame::Subst, i));
+                    self.open_frame(Frame::Subst, i);
                     word_start = true;
                     i += 2;
                 }
                 b')' => {
-                    if self.stack.last().map(|f| f.0) == Some(Frame::Subst) {
+                    if self.stack.last().copied() == Some(Frame::Subst) {
                         self.stack.pop();
                     }
                     word_start = true;
@@ -198,13 +204,22 @@ impl Lexer<'_> {
                 }
             }
         }
-        if let Some(&(frame, at)) = self.stack.last() {
+        if let Some(&frame) = self.stack.first() {
+            let at = self.first_start;
             let what = match frame {
                 Frame::Subst => "command substitution",
                 Frame::Double => "double-quoted string",
             };
             self.open(at, what);
         }
+    }
+
+    /// Opens `frame` at `at`.
+    fn open_frame(&mut self, frame: Frame, at: usize) {
+        if self.stack.is_empty() {
+            self.first_start = at;
+        }
+        self.stack.push(frame);
     }
 
     /// A single-quoted string opening at `at`; returns the index after it.
@@ -297,6 +312,25 @@ mod tests {
             lex(b"echo \"open\n").unclosed.map(|u| u.what),
             Some("double-quoted string")
         );
+    }
+
+    /// What is left open is named by the outermost construct, at its opener, however deep.
+    #[test]
+    fn the_outermost_construct_left_open_is_reported() {
+        let open = |src: &[u8]| lex(src).unclosed.map(|u| (u.start, u.what));
+        assert_eq!(
+            open(b"echo (echo \"$(\n"),
+            Some((5, "command substitution"))
+        );
+        assert_eq!(open(b"x \"a $(b\n"), Some((2, "double-quoted string")));
+        assert_eq!(
+            open("(".repeat(100_000).as_bytes()),
+            Some((0, "command substitution"))
+        );
+        let closed = format!("{}{}\n# c\n", "(\"$(".repeat(50_000), ")\")".repeat(50_000));
+        let out = lex(closed.as_bytes());
+        assert_eq!(out.unclosed, None);
+        assert!(out.comments.iter().any(|c| c.alone));
     }
 
     #[test]
