@@ -322,47 +322,51 @@ fn section_hash(name: &[u8]) -> u64 {
         h.write_u8(c.to_ascii_lowercase());
     }
     h.write(&name[split..]);
-    h.finish()
+    // Mixed so that both the low bits (the table's slot) and the top ones (its tag) vary.
+    let x = h.finish();
+    (x ^ (x >> 31)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// The contexts of the sections seen so far: one per section name, 0 for the keys before
-/// the first header. About 40 bytes a section, whatever its name's length.
+/// the first header. About 14 to 20 bytes a section, whatever its name's length: a table of
+/// context numbers found by their name's hash, and where each name is.
 #[derive(Default)]
 struct Sections {
-    /// The first context of each hash.
-    by_hash: FxHashMap<u64, u32>,
-    /// For context `n` (at `n - 1`): where its first header's name is, and the next context
-    /// with the same hash (0: none).
-    names: Vec<(Span, u32)>,
+    /// Context numbers, by the [`section_hash`] of their name.
+    table: hashbrown::HashTable<u32>,
+    /// For context `n` (at `n - 1`): where its first header's name is, for names under 4 GiB.
+    names: Vec<[u32; 2]>,
+    /// The same for the names after them, past 4 GiB.
+    wide: Vec<Span>,
 }
 
 impl Sections {
     /// The context of the section named `name` (at `at` in `src`).
     fn context(&mut self, src: &[u8], name: Span) -> u32 {
-        let h = section_hash(name.of(src));
-        let fresh = u32::try_from(self.names.len() + 1).unwrap_or(u32::MAX);
-        let Some(&first) = self.by_hash.get(&h) else {
-            self.by_hash.insert(h, fresh);
-            self.names.push((name, 0));
-            return fresh;
+        let Self { table, names, wide } = self;
+        let span_of = |c: u32| -> Option<Span> {
+            let i = (c as usize).checked_sub(1)?;
+            match names.get(i) {
+                Some(&[s, e]) => Some(Span::new(s as usize, e as usize)),
+                None => wide.get(i - names.len()).copied(),
+            }
         };
-        let mut cur = first;
-        loop {
-            let Some(&(seen, next)) = self.names.get(cur as usize - 1) else {
-                return cur;
-            };
-            if same_section(seen.of(src), name.of(src)) {
-                return cur;
-            }
-            if next == 0 {
-                if let Some(e) = self.names.get_mut(cur as usize - 1) {
-                    e.1 = fresh;
-                }
-                self.names.push((name, 0));
-                return fresh;
-            }
-            cur = next;
+        let text = name.of(src);
+        let h = section_hash(text);
+        if let Some(&c) = table.find(h, |&c| {
+            span_of(c).is_some_and(|s| same_section(s.of(src), text))
+        }) {
+            return c;
         }
+        let fresh = u32::try_from(names.len() + wide.len() + 1).unwrap_or(u32::MAX);
+        table.insert_unique(h, fresh, |&c| {
+            span_of(c).map_or(0, |s| section_hash(s.of(src)))
+        });
+        match (u32::try_from(name.start), u32::try_from(name.end)) {
+            (Ok(s), Ok(e)) if wide.is_empty() => names.push([s, e]),
+            _ => wide.push(name),
+        }
+        fresh
     }
 }
 
@@ -376,6 +380,11 @@ fn continues(text: &[u8]) -> bool {
 pub(crate) fn lex(src: &[u8]) -> Lexed {
     let mut out = Lexed::default();
     let mut sections = Sections::default();
+    // Room for every header up front (a line starting with `[`, counted fast): growing the
+    // table would hash every name again, reading them from all over the file.
+    let headers = memchr::memmem::find_iter(src, b"\n[").count() + 1;
+    sections.table.reserve(headers, |_| 0);
+    sections.names.reserve(headers);
     let mut context = 0u32;
     // The indentation of the key line whose value may continue, and where the lines after
     // it that are not yet known to belong to it start.
@@ -543,17 +552,32 @@ mod tests {
                 }
             }
         }
-        // Contexts by name, a colliding hash chained (forced here by a shared table entry).
+        // Contexts by name: one per section, equal for the spellings of one section.
         let src = b"core CORE other";
         let mut s = Sections::default();
         assert_eq!(s.context(src, Span::new(0, 4)), 1);
         assert_eq!(s.context(src, Span::new(5, 9)), 1);
-        let h = section_hash(b"other");
-        s.by_hash.remove(&h);
-        s.by_hash.insert(h, 1);
         assert_eq!(s.context(src, Span::new(10, 15)), 2);
         assert_eq!(s.context(src, Span::new(10, 15)), 2);
-        assert_eq!(s.names[0].1, 2);
+        // Many sections: every one its own context, found again by name.
+        let many: String = (0..20_000).map(|i| format!("S{i} ")).collect();
+        let mut spans = Vec::new();
+        let mut at = 0;
+        for w in many.split_inclusive(' ') {
+            spans.push(Span::new(at, at + w.len() - 1));
+            at += w.len();
+        }
+        let mut s = Sections::default();
+        let first: Vec<u32> = spans
+            .iter()
+            .map(|&n| s.context(many.as_bytes(), n))
+            .collect();
+        let again: Vec<u32> = spans
+            .iter()
+            .map(|&n| s.context(many.as_bytes(), n))
+            .collect();
+        assert_eq!(first, (1..=20_000).collect::<Vec<u32>>());
+        assert_eq!(again, first);
     }
 
     #[test]
