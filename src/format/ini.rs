@@ -24,7 +24,6 @@ use nom::{
     IResult, Parser,
     bytes::complete::{take_till1, take_while},
 };
-use rustc_hash::FxHashMap;
 
 use crate::document::Document;
 use crate::lex::{Comment, Key, Lexed, Span};
