@@ -207,6 +207,36 @@ def deep_arrays(size):
     return b"[" * n + b"]" * n + b"\n"
 
 
+def nested_subst(size):
+    """Command substitutions opened and never closed: `$($($(...`."""
+    return b"$(" * (size // 2)
+
+
+def nested_braces(size):
+    """Script blocks opened and never closed: `{{{...`."""
+    return b"{" * size
+
+
+def nested_parens(size):
+    """fish command substitutions opened and never closed: `(((...`."""
+    return b"(" * size
+
+
+def ini_sections(size):
+    """A distinct section header on every line."""
+    out = bytearray()
+    i = 0
+    while len(out) < size:
+        out += b"[s%d]\n" % i
+        i += 1
+    return bytes(out)
+
+
+def env_multiline(size):
+    """A quoted value spanning two lines, on every other line: an inner line each."""
+    return b'A="\n"\n' * (size // 6)
+
+
 def yaml_keys(size):
     """A mapping of distinct keys, one per line."""
     out = bytearray()
@@ -343,7 +373,12 @@ def main():
                                          ("nothing but comments", "shell", comments_only, "c.sh"),
                                          ("nothing but comments", "fish", comments_only, "c.fish"),
                                          ("JSONC arrays nested deep", "jsonc", deep_arrays, "arr.jsonc"),
-                                         ("YAML keys, one per line", "yaml", yaml_keys, "k.yaml")):
+                                         ("YAML keys, one per line", "yaml", yaml_keys, "k.yaml"),
+                                         ("`$(` nested deep", "shell", nested_subst, "n.sh"),
+                                         ("`{` nested deep", "powershell", nested_braces, "n.ps1"),
+                                         ("`(` nested deep", "fish", nested_parens, "n.fish"),
+                                         ("one section per line", "ini", ini_sections, "s.ini"),
+                                         ("multi-line quoted values", "env", env_multiline, "m.env")):
                 rows += crafted_rows(bin_, tmp, what, fmt, gen, name, crafted)
         if "entries" in only:
             rows += entries_rows(bin_, tmp, runs)
