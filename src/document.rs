@@ -221,13 +221,23 @@ impl<'a> Document<'a> {
     pub fn parse_with(src: &'a [u8], syntax: &dyn Lexer, foreign: Option<&Foreign>) -> Self {
         // Comments that cannot be markers are not needed, unless a foreign block's literal
         // lines (any text) are looked for.
+        // Keys that only matter across owners are not needed until regions of two owners
+        // are found (then the file is lexed again, with them).
         let keep = if foreign.is_some() {
             Keep::All
+        } else if syntax.key_policy() == KeyPolicy::AcrossOwners {
+            Keep::Regions
         } else {
             Keep::MarkerLike
         };
         let (lexed, scan) = syntax.scan_keeping(src, keep);
         let mut doc = Self::from_lexed_with(src, syntax, lexed, foreign);
+        if keep == Keep::Regions && two_owners(&doc.regions) {
+            let (lexed, scan) = syntax.scan_keeping(src, Keep::MarkerLike);
+            doc = Self::from_lexed_with(src, syntax, lexed, foreign);
+            doc.scan = scan;
+            return doc;
+        }
         doc.scan = scan;
         doc
     }
@@ -360,6 +370,13 @@ impl<'a> Document<'a> {
     }
 }
 
+/// True when the regions belong to at least two owners.
+fn two_owners(regions: &[Region]) -> bool {
+    regions
+        .split_first()
+        .is_some_and(|(first, rest)| rest.iter().any(|r| r.id.owner != first.id.owner))
+}
+
 /// Keys assigned twice, as the format's policy judges them: the first
 /// [`MAX_PROBLEMS_PER_KIND`](crate::problem::MAX_PROBLEMS_PER_KIND) in file order reported,
 /// the rest counted.
@@ -396,11 +413,7 @@ fn duplicate_keys(
         }
     };
     // Across owners, only keys inside regions of two different owners can be reported.
-    if policy == KeyPolicy::AcrossOwners
-        && regions
-            .split_first()
-            .is_none_or(|(first, rest)| rest.iter().all(|r| r.id.owner == first.id.owner))
-    {
+    if policy == KeyPolicy::AcrossOwners && !two_owners(regions) {
         return;
     }
     let hash_of = |k: crate::lex::Key| {
@@ -1120,6 +1133,21 @@ mod tests {
         assert!(doc.blocked());
         // The first duplicate is reported at line 3 (the second `A=1`).
         assert_eq!(of(ProblemKind::DuplicateKey)[0].line, 3);
+    }
+
+    /// A shell document records keys only once it has regions of two owners: keys count
+    /// only across owners there.
+    #[test]
+    fn shell_keys_are_lexed_only_for_regions_of_two_owners() {
+        let one = "A=1\nA=2\n# BEGIN X MANAGED a\nA=3\n# END X MANAGED a\n";
+        let doc = Document::parse(one.as_bytes(), Format::Shell.syntax());
+        assert_eq!((doc.regions.len(), doc.lexed.keys.len()), (1, 0));
+        assert!(doc.problems.is_empty());
+        let two = format!("{one}# BEGIN Y MANAGED b\nA=4\n# END Y MANAGED b\n");
+        let doc = Document::parse(two.as_bytes(), Format::Shell.syntax());
+        assert_eq!((doc.regions.len(), doc.lexed.keys.len()), (2, 4));
+        let lines: Vec<usize> = doc.problems.iter().map(|p| p.line).collect();
+        assert_eq!(lines, [7]);
     }
 
     /// The duplicate-key report on a file whose keys the lexer only partly recorded: the

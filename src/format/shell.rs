@@ -827,7 +827,7 @@ impl<'a> Lexer<'a> {
 
     /// At the start of a top-level line: records an `assignment`.
     fn key(&mut self) {
-        if !self.stack.is_empty() || self.cur_inner {
+        if !self.stack.is_empty() || self.cur_inner || self.keep == Keep::Regions {
             return;
         }
         let src = self.src;
