@@ -63,6 +63,133 @@ pub struct Key {
     pub context: u32,
 }
 
+/// Sorted, disjoint byte ranges (the [`Lexed::inner_lines`]), stored compactly: 8 bytes a
+/// range under 4 GiB. A crafted `.env` with a two-line quoted value on every other line then
+/// costs about its size, not three times it. Ranges ending past 4 GiB are kept whole.
+///
+/// ```
+/// use demarcate::{Lines, Span};
+/// let mut lines = Lines::default();
+/// lines.add(Span::new(4, 8));
+/// lines.add(Span::new(8, 12)); // touches the last range: joins it
+/// lines.add(Span::new(20, 24));
+/// assert_eq!(lines.iter().collect::<Vec<_>>(), [Span::new(4, 12), Span::new(20, 24)]);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lines {
+    /// Start and end of each range under 4 GiB.
+    narrow: Vec<[u32; 2]>,
+    /// The ranges after them, whole.
+    wide: Vec<Span>,
+}
+
+impl Lines {
+    /// Adds `s` after the others.
+    pub fn push(&mut self, s: Span) {
+        match (u32::try_from(s.start), u32::try_from(s.end)) {
+            (Ok(a), Ok(b)) if self.wide.is_empty() => self.narrow.push([a, b]),
+            _ => self.wide.push(s),
+        }
+    }
+
+    /// Adds `s`, joining it to the last range when it starts at or before that one's end.
+    pub fn add(&mut self, s: Span) {
+        match self.last() {
+            Some(last) if s.start <= last.end => {
+                if s.end > last.end {
+                    self.pop();
+                    self.push(Span::new(last.start, s.end));
+                }
+            }
+            _ => self.push(s),
+        }
+    }
+
+    /// The last range.
+    #[must_use]
+    pub fn last(&self) -> Option<Span> {
+        self.wide.last().copied().or_else(|| {
+            self.narrow
+                .last()
+                .map(|&[a, b]| Span::new(a as usize, b as usize))
+        })
+    }
+
+    /// Takes the last range off.
+    pub fn pop(&mut self) -> Option<Span> {
+        self.wide.pop().or_else(|| {
+            self.narrow
+                .pop()
+                .map(|[a, b]| Span::new(a as usize, b as usize))
+        })
+    }
+
+    /// How many ranges there are.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.narrow.len() + self.wide.len()
+    }
+
+    /// True when there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.narrow.is_empty() && self.wide.is_empty()
+    }
+
+    /// The `i`th range.
+    #[must_use]
+    pub fn get(&self, i: usize) -> Option<Span> {
+        match self.narrow.get(i) {
+            Some(&[a, b]) => Some(Span::new(a as usize, b as usize)),
+            None => self.wide.get(i - self.narrow.len()).copied(),
+        }
+    }
+
+    /// Every range, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Span> + '_ {
+        self.narrow
+            .iter()
+            .map(|&[a, b]| Span::new(a as usize, b as usize))
+            .chain(self.wide.iter().copied())
+    }
+
+    /// The index of the first range for which `pred` is false, when it is true for a prefix
+    /// (as [`slice::partition_point`]).
+    pub fn partition_point(&self, pred: impl Fn(&Span) -> bool) -> usize {
+        let n = self
+            .narrow
+            .partition_point(|&[a, b]| pred(&Span::new(a as usize, b as usize)));
+        if n < self.narrow.len() {
+            return n;
+        }
+        n + self.wide.partition_point(|s| pred(s))
+    }
+}
+
+impl<'a> IntoIterator for &'a Lines {
+    type Item = Span;
+    type IntoIter = Box<dyn Iterator<Item = Span> + 'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+impl FromIterator<Span> for Lines {
+    fn from_iter<I: IntoIterator<Item = Span>>(iter: I) -> Self {
+        let mut lines = Self::default();
+        for s in iter {
+            lines.push(s);
+        }
+        lines
+    }
+}
+
+impl From<Vec<Span>> for Lines {
+    fn from(spans: Vec<Span>) -> Self {
+        spans.into_iter().collect()
+    }
+}
+
 /// The keys a file assigns, in the order they were added, stored compactly: 8 bytes a key
 /// (its name's start and end as 32-bit offsets), its [`Key::context`] once per run of keys
 /// sharing it. A crafted file of one short key on every line then costs twice its size, not
@@ -320,7 +447,7 @@ pub struct Lexed {
     /// a command substitution or backticks. Each span runs from the first such line's start
     /// to the end of the last such line (after its `\n`), sorted, non-overlapping. New lines
     /// may be inserted only before a line that is not covered, or at the end of the input.
-    pub inner_lines: Vec<Span>,
+    pub inner_lines: Lines,
     /// Keys assigned at the top level, in file order (for `duplicate-key`).
     pub keys: Keys,
     /// Set when a construct is still open at the end of the input.
@@ -468,7 +595,7 @@ pub(crate) fn assert_lexed(src: &[u8], out: &Lexed, openers: &[&[u8]]) {
         }
     }
     let mut prev = None;
-    for s in &out.inner_lines {
+    for s in out.inner_lines.iter() {
         assert!(s.start < s.end && s.end <= src.len(), "{s:?}");
         assert!(line_start(s.start), "{s:?} starts mid-line");
         assert!(
@@ -606,5 +733,41 @@ mod keys_tests {
             keys.push_counting_repeats(src.as_bytes(), key(at, at + 1, 0));
         }
         assert_eq!((keys.len(), keys.left_out()), (n, 0));
+    }
+}
+
+#[cfg(test)]
+mod lines_tests {
+    use super::{Lines, Span};
+
+    #[test]
+    fn ranges_join_when_they_touch_and_are_found_by_partition() {
+        let mut lines = Lines::default();
+        for (a, b) in [(0, 4), (4, 9), (6, 8), (12, 20), (25, 30)] {
+            lines.add(Span::new(a, b));
+        }
+        let all: Vec<Span> = lines.iter().collect();
+        assert_eq!(all, [Span::new(0, 9), Span::new(12, 20), Span::new(25, 30)]);
+        assert_eq!(lines.partition_point(|s| s.end <= 12), 1);
+        assert_eq!(lines.get(1), Some(Span::new(12, 20)));
+        assert_eq!(lines.pop(), Some(Span::new(25, 30)));
+        assert_eq!(lines.len(), 2);
+    }
+
+    #[test]
+    fn ranges_past_four_gib_are_kept_whole_and_in_order() {
+        let big = 1usize << 32;
+        let spans = [
+            Span::new(1, 2),
+            Span::new(big - 1, big + 5),
+            Span::new(big + 9, big + 10),
+        ];
+        let mut lines: Lines = spans.iter().copied().collect();
+        assert_eq!(lines.iter().collect::<Vec<_>>(), spans);
+        assert_eq!(lines.partition_point(|s| s.end <= big), 1);
+        assert_eq!(lines.partition_point(|s| s.end <= big + 5), 2);
+        lines.add(Span::new(big + 10, big + 20));
+        assert_eq!(lines.last(), Some(Span::new(big + 9, big + 20)));
+        assert_eq!(lines.len(), 3);
     }
 }

@@ -269,10 +269,7 @@ impl<'a> Lexer<'a> {
         if start >= end {
             return;
         }
-        match self.out.inner_lines.last_mut() {
-            Some(last) if start <= last.end => last.end = last.end.max(end),
-            _ => self.out.inner_lines.push(Span::new(start, end)),
-        }
+        self.out.inner_lines.add(Span::new(start, end));
     }
 }
 

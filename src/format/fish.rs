@@ -253,10 +253,7 @@ impl Lexer<'_> {
             return;
         }
         let end = memchr(b'\n', &self.src[start..]).map_or(self.src.len(), |n| start + n + 1);
-        match self.out.inner_lines.last_mut() {
-            Some(last) if start <= last.end => last.end = last.end.max(end),
-            _ => self.out.inner_lines.push(Span::new(start, end)),
-        }
+        self.out.inner_lines.add(Span::new(start, end));
     }
 }
 

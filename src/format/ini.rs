@@ -490,10 +490,7 @@ fn push_inner(out: &mut Lexed, start: usize, end: usize) {
     if start >= end {
         return;
     }
-    match out.inner_lines.last_mut() {
-        Some(last) if start <= last.end => last.end = last.end.max(end),
-        _ => out.inner_lines.push(Span::new(start, end)),
-    }
+    out.inner_lines.add(Span::new(start, end));
 }
 
 #[cfg(test)]
@@ -513,7 +510,7 @@ mod tests {
         (
             out.comments.iter().map(|c| (s(c.text), c.alone)).collect(),
             out.keys.iter().map(|k| (s(k.name), k.context)).collect(),
-            out.inner_lines.iter().map(|l| s(*l)).collect(),
+            out.inner_lines.iter().map(s).collect(),
         )
     }
 

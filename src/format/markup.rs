@@ -444,10 +444,7 @@ impl Lexer<'_> {
         if start >= next {
             return;
         }
-        match self.out.inner_lines.last_mut() {
-            Some(last) if last.end == start => last.end = next,
-            _ => self.out.inner_lines.push(Span::new(start, next)),
-        }
+        self.out.inner_lines.add(Span::new(start, next));
     }
 }
 

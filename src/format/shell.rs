@@ -1572,7 +1572,10 @@ mod tests {
         assert!(l.comments[0].alone);
         assert!(!l.comments[1].alone);
         assert_eq!(l.keys.len(), 1);
-        assert_eq!(l.inner_lines, [Span::new(21, 23)]);
+        assert_eq!(
+            l.inner_lines.iter().collect::<Vec<_>>(),
+            [Span::new(21, 23)]
+        );
     }
 
     #[test]

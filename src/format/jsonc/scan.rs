@@ -646,11 +646,7 @@ impl Scanner<'_> {
             return;
         }
         let end = crate::document::line_end(self.src, span.end.saturating_sub(1).max(start));
-        let inner = &mut self.out.lexed.inner_lines;
-        match inner.last_mut() {
-            Some(last) if last.end >= start => last.end = last.end.max(end),
-            _ => inner.push(Span::new(start, end)),
-        }
+        self.out.lexed.inner_lines.add(Span::new(start, end));
     }
 
     fn unclosed(&mut self, start: usize, what: &'static str) {

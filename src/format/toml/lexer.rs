@@ -741,7 +741,7 @@ impl<'a> Lexer<'a> {
         }
         merged.truncate(kept);
         merged.shrink_to_fit();
-        self.scan.lexed.inner_lines = merged;
+        self.scan.lexed.inner_lines = merged.into();
         self.tables.index = FxHashMap::default();
         self.scan.tables = self.tables;
         self.scan

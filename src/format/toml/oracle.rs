@@ -193,7 +193,7 @@ impl<'a> Lexer<'a> {
                 _ => merged.push(s),
             }
         }
-        self.scan.lexed.inner_lines = merged;
+        self.scan.lexed.inner_lines = merged.into();
         self.scan
     }
 

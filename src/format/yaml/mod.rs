@@ -906,10 +906,7 @@ impl Lx<'_> {
         let end = self.next_line(close.max(start));
         let end = if close >= src.len() { src.len() } else { end };
         let span = Span::new(start, end.max(start + 1).min(src.len()));
-        match self.out.inner_lines.last_mut() {
-            Some(last) if span.start <= last.end => last.end = last.end.max(span.end),
-            _ => self.out.inner_lines.push(span),
-        }
+        self.out.inner_lines.add(span);
     }
 }
 
