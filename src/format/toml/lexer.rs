@@ -22,6 +22,7 @@ use nom::{
     sequence::pair,
 };
 
+use super::packed::{Record, Records, offset};
 use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
 
 type In<'a> = &'a [u8];
@@ -315,23 +316,33 @@ fn key_seg(raw: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
-/// One step down the table tree.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Seg<'s> {
-    /// A key segment (decoded).
-    Key(&'s [u8]),
+/// One step down the table tree, as the tree keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stored {
+    /// A key segment: its decoded text in [`Tables::names`].
+    Key { start: usize, len: usize },
     /// The element of an array of tables whose `[[...]]` header starts at this offset.
     Elem(usize),
     /// An inline table inside an array: a table of its own, named by its container context.
     Inline(u32),
 }
 
-/// A stored [`Seg`]: key texts live in [`Tables::names`].
+/// [`Node::len`] of an element of an array of tables ([`Node::at`]: its header's offset).
+const ELEM_NODE: u32 = u32::MAX;
+/// [`Node::len`] of an inline table in an array ([`Node::at`]: its context).
+const INLINE_NODE: u32 = u32::MAX - 1;
+/// [`Node::len`] of a node whose segment did not fit ([`Node::at`]: its index in
+/// [`Tables::wide`]): an offset or a name length of 4 GiB or more.
+const WIDE_NODE: u32 = u32::MAX - 2;
+
+/// A table: its parent and its segment, in 12 bytes.
 #[derive(Clone, Copy, Debug)]
-enum Stored {
-    Key { start: usize, len: usize },
-    Elem(usize),
-    Inline(u32),
+struct Node {
+    parent: u32,
+    /// A key segment's length, or one of [`ELEM_NODE`], [`INLINE_NODE`], [`WIDE_NODE`].
+    len: u32,
+    /// A key segment's start in [`Tables::names`], or as [`Node::len`] says.
+    at: u32,
 }
 
 /// Every table of a file as a tree: a table is its parent plus one segment, so no path is
@@ -340,11 +351,15 @@ enum Stored {
 #[derive(Clone, Debug)]
 struct Tables {
     /// Parent and segment of each table; id 0 is the root table.
-    nodes: Vec<(u32, Stored)>,
+    nodes: Vec<Node>,
+    /// The segments that do not fit in a [`Node`] (in files of 4 GiB or more).
+    wide: Vec<Stored>,
     /// The texts of key segments, one after another.
     names: Vec<u8>,
-    /// Hash of (parent, segment) to id; a collision moves on to the next slot.
-    index: FxHashMap<u64, u32>,
+    /// The low half of the hash of (parent, key segment) to the id of the table with that
+    /// key (elements and inline tables are never looked up); a collision moves on to the
+    /// next slot.
+    index: FxHashMap<u32, u32>,
 }
 
 impl Default for Tables {
@@ -356,56 +371,98 @@ impl Default for Tables {
 impl Tables {
     fn new() -> Self {
         Self {
-            nodes: vec![(u32::MAX, Stored::Elem(0))],
+            nodes: vec![Node {
+                parent: u32::MAX,
+                len: ELEM_NODE,
+                at: 0,
+            }],
+            wide: Vec::new(),
             names: Vec::new(),
             index: FxHashMap::default(),
         }
     }
 
-    fn is(&self, id: u32, parent: u32, seg: Seg<'_>) -> bool {
-        let Some(&(p, stored)) = self.nodes.get(id as usize) else {
-            return false;
+    /// The parent and segment of table `id`.
+    fn node(&self, id: u32) -> Option<(u32, Stored)> {
+        let n = self.nodes.get(id as usize)?;
+        let seg = match n.len {
+            ELEM_NODE => Stored::Elem(n.at as usize),
+            INLINE_NODE => Stored::Inline(n.at),
+            WIDE_NODE => *self.wide.get(n.at as usize)?,
+            len => Stored::Key {
+                start: n.at as usize,
+                len: len as usize,
+            },
         };
-        p == parent
-            && match (stored, seg) {
-                (Stored::Key { start, len }, Seg::Key(k)) => {
-                    self.names.get(start..start + len) == Some(k)
-                }
-                (Stored::Elem(a), Seg::Elem(b)) => a == b,
-                (Stored::Inline(a), Seg::Inline(b)) => a == b,
-                _ => false,
-            }
+        Some((n.parent, seg))
     }
 
-    /// The id of the table `seg` below `parent`, created on first use.
-    fn child(&mut self, parent: u32, seg: Seg<'_>) -> u32 {
+    /// A new table `seg` below `parent` (not indexed).
+    fn push(&mut self, parent: u32, seg: Stored) -> u32 {
+        let narrow = match seg {
+            Stored::Key { start, len } => u32::try_from(start)
+                .ok()
+                .zip(u32::try_from(len).ok().filter(|l| *l < WIDE_NODE))
+                .map(|(at, len)| (len, at)),
+            Stored::Elem(at) => u32::try_from(at).ok().map(|at| (ELEM_NODE, at)),
+            Stored::Inline(ctx) => Some((INLINE_NODE, ctx)),
+        };
+        let (len, at) = narrow.unwrap_or_else(|| {
+            self.wide.push(seg);
+            (
+                WIDE_NODE,
+                u32::try_from(self.wide.len() - 1).unwrap_or(u32::MAX),
+            )
+        });
+        let id = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+        self.nodes.push(Node { parent, len, at });
+        id
+    }
+
+    /// The id of the table of key segment `key` (decoded) below `parent`, created on first
+    /// use.
+    fn child(&mut self, parent: u32, key: &[u8]) -> u32 {
         let mut h = FxBuildHasher.build_hasher();
         parent.hash(&mut h);
-        seg.hash(&mut h);
-        let mut slot = h.finish();
+        key.hash(&mut h);
+        // Truncation intended: the low half of the hash, probed on collision.
+        #[allow(clippy::cast_possible_truncation)]
+        let mut slot = h.finish() as u32;
         loop {
             match self.index.get(&slot) {
-                Some(&id) if self.is(id, parent, seg) => return id,
-                Some(_) => slot = slot.wrapping_add(0x9e37_79b9_7f4a_7c15),
+                Some(&id) if self.is(id, parent, key) => return id,
+                Some(_) => slot = slot.wrapping_add(0x9e37_79b9),
                 None => break,
             }
         }
-        let stored = match seg {
-            Seg::Key(k) => {
-                let start = self.names.len();
-                self.names.extend_from_slice(k);
-                Stored::Key {
-                    start,
-                    len: k.len(),
-                }
-            }
-            Seg::Elem(at) => Stored::Elem(at),
-            Seg::Inline(ctx) => Stored::Inline(ctx),
-        };
-        let id = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
-        self.nodes.push((parent, stored));
+        let start = self.names.len();
+        self.names.extend_from_slice(key);
+        let id = self.push(
+            parent,
+            Stored::Key {
+                start,
+                len: key.len(),
+            },
+        );
         self.index.insert(slot, id);
         id
+    }
+
+    fn is(&self, id: u32, parent: u32, key: &[u8]) -> bool {
+        match self.node(id) {
+            Some((p, Stored::Key { start, len })) => p == parent && self.name(start, len) == key,
+            _ => false,
+        }
+    }
+
+    /// A new element of the array of tables `parent`, its header at offset `at`.
+    fn elem(&mut self, parent: u32, at: usize) -> u32 {
+        self.push(parent, Stored::Elem(at))
+    }
+
+    /// A new inline table in an array, of context `ctx`, below `parent`.
+    fn inline(&mut self, parent: u32, ctx: u32) -> u32 {
+        self.push(parent, Stored::Inline(ctx))
     }
 
     /// The steps from the table `id` up to (not including) the root, innermost first.
@@ -415,7 +472,7 @@ impl Tables {
             if at == 0 {
                 return None;
             }
-            let &(parent, stored) = self.nodes.get(at as usize)?;
+            let (parent, stored) = self.node(at)?;
             at = parent;
             Some(stored)
         })
@@ -428,15 +485,7 @@ impl Tables {
 
     /// The canonical path of a table (see [`Scan::path`]).
     fn path(&self, id: u32) -> String {
-        let mut chain = Vec::new();
-        let mut at = id;
-        while at != 0 {
-            let Some(&(parent, stored)) = self.nodes.get(at as usize) else {
-                break;
-            };
-            chain.push(stored);
-            at = parent;
-        }
+        let chain: Vec<Stored> = self.chain(id).collect();
         let mut out = String::new();
         for (k, stored) in chain.iter().rev().enumerate() {
             match *stored {
@@ -459,10 +508,9 @@ impl Tables {
     /// The table reached from `base` through the key segments `segs` of `src`.
     fn walk(&mut self, base: u32, src: &[u8], segs: &[Span]) -> u32 {
         segs.iter()
-            .fold(base, |t, s| self.child(t, Seg::Key(&key_seg(s.of(src)))))
+            .fold(base, |t, s| self.child(t, &key_seg(s.of(src))))
     }
 }
-
 /// A `[table]` or `[[array.of.tables]]` header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Header {
@@ -485,6 +533,44 @@ pub(crate) struct Stmt {
     pub(crate) header: Option<u32>,
 }
 
+impl Record for Header {
+    fn fields(&self) -> [u64; 4] {
+        [
+            self.line.start as u64,
+            self.line.end as u64,
+            u64::from(self.table),
+            u64::from(self.array),
+        ]
+    }
+    fn from_fields(f: [u64; 4]) -> Self {
+        Self {
+            line: Span::new(offset(f[0]), offset(f[1])),
+            table: u32::try_from(f[2]).unwrap_or(u32::MAX),
+            array: f[3] != 0,
+        }
+    }
+}
+
+impl Record for Stmt {
+    fn fields(&self) -> [u64; 4] {
+        [
+            self.key.start as u64,
+            self.key.end as u64,
+            self.end as u64,
+            self.header.map_or(0, |h| u64::from(h) + 1),
+        ]
+    }
+    fn from_fields(f: [u64; 4]) -> Self {
+        Self {
+            key: Span::new(offset(f[0]), offset(f[1])),
+            end: offset(f[2]),
+            header: f[3]
+                .checked_sub(1)
+                .map(|h| u32::try_from(h).unwrap_or(u32::MAX)),
+        }
+    }
+}
+
 impl Stmt {
     /// The key's first segment.
     pub(crate) fn first(&self, src: &[u8]) -> Span {
@@ -501,10 +587,10 @@ impl Stmt {
 pub(crate) struct Scan {
     /// What the engine needs.
     pub(crate) lexed: Lexed,
-    /// Table headers, in file order.
-    pub(crate) headers: Vec<Header>,
-    /// Key/value statements of tables, in file order.
-    pub(crate) stmts: Vec<Stmt>,
+    /// Table headers, in file order (packed: a few bytes each).
+    pub(crate) headers: Records<Header>,
+    /// Key/value statements of tables, in file order (packed: a few bytes each).
+    pub(crate) stmts: Records<Stmt>,
     /// Lines that start inside a multi-line string (a subset of the inner lines), in order.
     pub(crate) string_lines: Vec<Span>,
     /// The table tree the headers name.
@@ -575,12 +661,13 @@ enum Frame {
     Inline { ctx: u32, open: usize, table: u32 },
 }
 
-/// What the rest of the current top-level line finishes.
+/// What the rest of the current top-level line finishes: a statement or header is recorded
+/// once its line ends.
 #[derive(Clone, Copy, Debug)]
 enum Pending {
     Nothing,
-    Stmt(usize),
-    Header(usize),
+    Stmt(Stmt),
+    Header(Header),
 }
 
 struct Lexer<'a> {
@@ -601,8 +688,8 @@ struct Lexer<'a> {
     tail: Option<Pending>,
     next_ctx: u32,
     tables: Tables,
-    /// Arrays of tables and the line start of their latest element's header.
-    aot: FxHashMap<u32, usize>,
+    /// Arrays of tables and the table of their latest element.
+    aot: FxHashMap<u32, u32>,
     /// The table of the current `[header]`.
     cur_table: u32,
     /// The table an inline table inside an array value is placed under.
@@ -623,9 +710,8 @@ pub(crate) fn scan(src: &[u8]) -> Scan {
 #[must_use]
 pub(crate) fn scan_keeping(src: &[u8], keep: crate::lex::Keep) -> Scan {
     let mut scan = Scan::default();
-    // About one key, one statement per 40 bytes in typical files.
+    // About one key per 40 bytes in typical files.
     scan.lexed.keys.reserve(src.len() / 40);
-    scan.stmts.reserve(src.len() / 40);
     let mut lx = Lexer {
         src,
         pos: if src.starts_with(b"\xef\xbb\xbf") {
@@ -710,6 +796,15 @@ impl<'a> Lexer<'a> {
         if let Some(p) = self.tail.take() {
             self.finish_pending(p);
         }
+    }
+
+    /// Sets what the rest of the line finishes, recording what a previous line left open
+    /// (a line always ends first: this is only a safeguard).
+    fn set_tail(&mut self, p: Pending) {
+        if let Some(old) = self.tail.take() {
+            self.finish_pending(old);
+        }
+        self.tail = Some(p);
     }
 
     fn finish(mut self) -> Scan {
@@ -902,15 +997,13 @@ impl<'a> Lexer<'a> {
     fn finish_pending(&mut self, p: Pending) {
         match p {
             Pending::Nothing => {}
-            Pending::Stmt(i) => {
-                if let Some(s) = self.scan.stmts.get_mut(i) {
-                    s.end = self.pos;
-                }
+            Pending::Stmt(mut s) => {
+                s.end = self.pos;
+                self.scan.stmts.push(s);
             }
-            Pending::Header(i) => {
-                if let Some(h) = self.scan.headers.get_mut(i) {
-                    h.line.end = self.pos;
-                }
+            Pending::Header(mut h) => {
+                h.line.end = self.pos;
+                self.scan.headers.push(h);
             }
         }
     }
@@ -973,27 +1066,29 @@ impl<'a> Lexer<'a> {
             let Some(s) = self.segs.get(k).copied() else {
                 break;
             };
-            node = self.tables.child(node, Seg::Key(&key_seg(s.of(self.src))));
+            node = self.tables.child(node, &key_seg(s.of(self.src)));
             if !(array && k + 1 == n)
-                && let Some(&at) = self.aot.get(&node)
+                && let Some(&elem) = self.aot.get(&node)
             {
-                node = self.tables.child(node, Seg::Elem(at));
+                node = elem;
             }
         }
         if array {
-            self.aot.insert(node, ls);
-            node = self.tables.child(node, Seg::Elem(ls));
+            let elem = self.tables.elem(node, ls);
+            self.aot.insert(node, elem);
+            node = elem;
         }
         self.cur_table = node;
         self.value_base = node;
-        let idx = self.scan.headers.len();
-        self.cur_header = u32::try_from(idx).ok();
-        self.scan.headers.push(Header {
+        if let Some(old) = self.tail.take() {
+            self.finish_pending(old);
+        }
+        self.cur_header = u32::try_from(self.scan.headers.len()).ok();
+        self.set_tail(Pending::Header(Header {
             line: Span::new(ls, self.src.len()),
             table: node,
             array,
-        });
-        self.tail = Some(Pending::Header(idx));
+        }));
     }
 
     /// Records the key in `self.segs` (context: `base` extended by the dotted prefix) and
@@ -1007,10 +1102,7 @@ impl<'a> Lexer<'a> {
             name: last,
             context,
         });
-        let table = want_table.then(|| {
-            self.tables
-                .child(context, Seg::Key(&key_seg(last.of(self.src))))
-        });
+        let table = want_table.then(|| self.tables.child(context, &key_seg(last.of(self.src))));
         self.segs = segs;
         table
     }
@@ -1022,13 +1114,11 @@ impl<'a> Lexer<'a> {
             self.tail = Some(Pending::Nothing);
             return;
         };
-        let idx = self.scan.stmts.len();
-        self.scan.stmts.push(Stmt {
+        self.set_tail(Pending::Stmt(Stmt {
             key: span,
             end: self.src.len(),
             header: self.cur_header,
-        });
-        self.tail = Some(Pending::Stmt(idx));
+        }));
         let sep = keyval_sep(self.rest()).ok().map(|(r, _)| r);
         let wants_table = sep.is_some_and(|r| r.first() == Some(&b'{'));
         let table = self.record_key(self.cur_table, wants_table);
@@ -1060,7 +1150,7 @@ impl<'a> Lexer<'a> {
                 let table = match table {
                     Some(t) => t,
                     // An inline table inside an array: a table of its own.
-                    None => self.tables.child(self.value_base, Seg::Inline(ctx)),
+                    None => self.tables.inline(self.value_base, ctx),
                 };
                 self.frames.push(Frame::Inline {
                     ctx,

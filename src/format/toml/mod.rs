@@ -11,6 +11,7 @@ mod lexer;
 mod normalize;
 #[cfg(test)]
 mod oracle;
+mod packed;
 mod place;
 mod sure;
 mod validate;
@@ -104,8 +105,8 @@ impl Syntax for Toml {
         let s = scan_of(doc);
         let table = s
             .headers
-            .iter()
-            .rposition(|h| h.line.start < offset)
+            .partition_point(|h| h.line.start < offset)
+            .checked_sub(1)
             .and_then(|h| u32::try_from(h).ok());
         s.stmts
             .iter()

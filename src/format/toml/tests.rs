@@ -165,7 +165,7 @@ fn production_keyval_sep() {
 fn production_keyval() {
     let s = scan(b"a = \"x # y\" # real\nb = 2\n");
     assert_eq!(s.stmts.len(), 2);
-    assert_eq!(s.stmts[0].end, 19);
+    assert_eq!(s.stmts.to_vec()[0].end, 19);
     assert_eq!(texts("a = \"x # y\" # real\nb = 2\n"), vec!["# real"]);
 }
 
@@ -173,18 +173,21 @@ fn production_keyval() {
 fn production_table() {
     let s = scan(b"[a]\n[[b]]\n");
     assert_eq!(s.headers.len(), 2);
-    assert!(!s.headers[0].array);
-    assert!(s.headers[1].array);
+    assert!(!s.headers.to_vec()[0].array);
+    assert!(s.headers.to_vec()[1].array);
 }
 
 #[test]
 fn production_std_table() {
     let src = "[ a . \"b#c\" ] # note\nx = 1\n";
     let s = scan(src.as_bytes());
-    assert_eq!(s.path(&s.headers[0]), format!("a{}b#c", lexer::SEP));
-    assert_eq!(s.headers[0].line, Span::new(0, 21));
+    assert_eq!(
+        s.path(&s.headers.to_vec()[0]),
+        format!("a{}b#c", lexer::SEP)
+    );
+    assert_eq!(s.headers.to_vec()[0].line, Span::new(0, 21));
     assert_eq!(texts(src), vec!["# note"]);
-    assert_eq!(s.stmts[0].header, Some(0));
+    assert_eq!(s.stmts.to_vec()[0].header, Some(0));
 }
 
 #[test]
@@ -386,8 +389,8 @@ fn crlf_lines() {
 #[test]
 fn no_final_newline() {
     let s = scan(b"a = 1\n[t]\nb = 2");
-    assert_eq!(s.stmts[1].end, 15);
-    assert_eq!(s.headers[0].line, Span::new(6, 10));
+    assert_eq!(s.stmts.to_vec()[1].end, 15);
+    assert_eq!(s.headers.to_vec()[0].line, Span::new(6, 10));
     assert_eq!(texts("a = 1 # c"), vec!["# c"]);
 }
 
@@ -508,12 +511,12 @@ fn agrees_with_oracle(src: &[u8]) {
         .iter()
         .map(|h| super::oracle::Header {
             line: h.line,
-            path: fast.path(h),
+            path: fast.path(&h),
             array: h.array,
         })
         .collect();
     assert_eq!(headers, slow.headers);
-    assert_eq!(fast.stmts, slow.stmts);
+    assert_eq!(fast.stmts.to_vec(), slow.stmts);
     assert_eq!(fast.string_lines, slow.string_lines);
     assert_eq!(fast.lexed.keys.len(), slow.lexed.keys.len());
     let mut to_slow = std::collections::HashMap::new();
