@@ -36,33 +36,38 @@ enum Kind {
     Array,
 }
 
+/// A table (or an inline table's key), in 20 bytes: offsets fit in 32 bits, as the check
+/// is only made on files under 4 GiB.
 #[derive(Clone, Copy, Debug)]
 struct Node {
     parent: u32,
     /// The key's text in the input (between the quotes of a quoted key).
-    name: (usize, usize),
-    kind: Kind,
+    name: (u32, u32),
     /// For [`Kind::Array`]: the table of its latest element.
     elem: u32,
+    kind: Kind,
+    /// False for an element of an array of tables (it has no name).
+    named: bool,
 }
-
-/// In [`Checker::index`]: a key with a value (not a table), kept without a node: its name
-/// is not stored, so finding it again (or a hash collision with it) always counts as a
-/// conflict, which sends the file to toml_edit.
-const LEAF: u32 = u32::MAX;
 
 struct Checker<'a> {
     s: &'a [u8],
     p: usize,
     nodes: Vec<Node>,
+    /// Named tables by the hash of (parent, name); a collision moves on to the next slot.
     index: FxHashMap<u64, u32>,
+    /// The hash of (parent, name) of each key with a value (not a table), kept without a
+    /// node: 8 bytes a key. Checked when the file is read: two equal ones, or one equal to
+    /// a named table's (a repeated key, a key also defined as a table, or a hash collision),
+    /// send the file to toml_edit.
+    leaves: Vec<u64>,
     /// Key segments of the key being read: (start, end) of each name.
     segs: Vec<(usize, usize)>,
 }
 
 /// True when toml_edit is sure to accept `src`; false when it must decide.
 pub(super) fn surely_valid(src: &[u8]) -> bool {
-    if std::str::from_utf8(src).is_err() {
+    if std::str::from_utf8(src).is_err() || u32::try_from(src.len()).is_err() {
         return false;
     }
     let mut c = Checker {
@@ -75,13 +80,15 @@ pub(super) fn surely_valid(src: &[u8]) -> bool {
         nodes: vec![Node {
             parent: u32::MAX,
             name: (0, 0),
-            kind: Kind::Header,
             elem: 0,
+            kind: Kind::Header,
+            named: false,
         }],
-        index: FxHashMap::with_capacity_and_hasher(src.len() / 32, FxBuildHasher),
+        index: FxHashMap::default(),
+        leaves: Vec::new(),
         segs: Vec::new(),
     };
-    c.document().is_some()
+    c.document().is_some() && c.leaves_unique()
 }
 
 /// True for the bytes that may follow a scalar value.
@@ -200,38 +207,41 @@ impl Checker<'_> {
         h.finish()
     }
 
-    /// Records the plain key `name` in `parent` with one probe of the index in the common
-    /// case; `None` when the name is taken (or its slot holds another leaf: a collision is
-    /// taken as a conflict).
-    fn claim_leaf(&mut self, parent: u32, name: (usize, usize)) -> Option<()> {
-        let text = &self.s[name.0..name.1];
-        let mut slot = Self::slot_of(parent, text);
-        loop {
-            match self.index.entry(slot) {
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(LEAF);
-                    return Some(());
-                }
-                std::collections::hash_map::Entry::Occupied(o) => {
-                    let id = *o.get();
-                    let n = self.nodes.get(id as usize)?;
-                    if n.parent == parent && &self.s[n.name.0..n.name.1] == text {
-                        return None;
-                    }
-                    slot = slot.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                }
-            }
+    /// The text of a node's name.
+    fn name(&self, n: &Node) -> &[u8] {
+        self.s
+            .get(n.name.0 as usize..n.name.1 as usize)
+            .unwrap_or_default()
+    }
+
+    /// Records the plain key `name` in `parent` (checked when the file is read:
+    /// [`Checker::leaves_unique`]).
+    fn claim_leaf(&mut self, parent: u32, name: (usize, usize)) {
+        let h = Self::slot_of(parent, &self.s[name.0..name.1]);
+        self.leaves.push(h);
+    }
+
+    /// True when no two keys with values share a parent and a name (or a hash), and none
+    /// has the name of a table of its parent.
+    fn leaves_unique(&mut self) -> bool {
+        self.leaves.sort_unstable();
+        if self.leaves.windows(2).any(|w| w[0] == w[1]) {
+            return false;
         }
+        !self.nodes.iter().skip(1).filter(|n| n.named).any(|n| {
+            self.leaves
+                .binary_search(&Self::slot_of(n.parent, self.name(n)))
+                .is_ok()
+        })
     }
 
     fn lookup(&self, parent: u32, name: &[u8]) -> (u64, Option<u32>) {
         let mut slot = Self::slot_of(parent, name);
         loop {
             match self.index.get(&slot) {
-                Some(&LEAF) => return (slot, Some(LEAF)),
                 Some(&id) => {
                     let n = self.nodes[id as usize];
-                    if n.parent == parent && &self.s[n.name.0..n.name.1] == name {
+                    if n.parent == parent && self.name(&n) == name {
                         return (slot, Some(id));
                     }
                     slot = slot.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -244,11 +254,14 @@ impl Checker<'_> {
     /// A new node; `slot` from [`Checker::lookup`] (`None`: not found by name).
     fn add(&mut self, slot: Option<u64>, parent: u32, name: (usize, usize), kind: Kind) -> u32 {
         let id = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+        // The input is under 4 GiB (checked before reading it).
+        let at = |o: usize| u32::try_from(o).unwrap_or(u32::MAX);
         self.nodes.push(Node {
             parent,
-            name,
-            kind,
+            name: (at(name.0), at(name.1)),
             elem: 0,
+            kind,
+            named: slot.is_some(),
         });
         if let Some(slot) = slot {
             self.index.insert(slot, id);
@@ -275,7 +288,6 @@ impl Checker<'_> {
             let (slot, found) = self.lookup(t, &self.s[a..b]);
             t = match found {
                 None => self.add(Some(slot), t, (a, b), Kind::Implicit),
-                Some(LEAF) => return None,
                 Some(n) => match self.nodes[n as usize].kind {
                     Kind::Implicit | Kind::Header => n,
                     Kind::Array => self.nodes[n as usize].elem,
@@ -285,7 +297,6 @@ impl Checker<'_> {
         }
         let (slot, found) = self.lookup(t, &self.s[last.0..last.1]);
         let table = match (found, array) {
-            (Some(LEAF), _) => return None,
             (None, false) => self.add(Some(slot), t, *last, Kind::Header),
             (Some(n), false) if self.nodes[n as usize].kind == Kind::Implicit => {
                 self.nodes[n as usize].kind = Kind::Header;
@@ -368,7 +379,7 @@ impl Checker<'_> {
             let (slot, found) = self.lookup(t, &self.s[a..b]);
             t = match found {
                 None => self.add(Some(slot), t, (a, b), Kind::Dotted),
-                Some(n) if n != LEAF && self.nodes[n as usize].kind == Kind::Dotted => n,
+                Some(n) if self.nodes[n as usize].kind == Kind::Dotted => n,
                 Some(_) => return None,
             };
         }
@@ -380,7 +391,7 @@ impl Checker<'_> {
             }
             self.add(Some(slot), t, *last, Kind::Value)
         } else {
-            self.claim_leaf(t, *last)?;
+            self.claim_leaf(t, *last);
             0
         };
         self.segs = segs;

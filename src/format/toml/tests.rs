@@ -703,6 +703,8 @@ fn toml_edit_accepts(src: &[u8]) -> bool {
 #[test]
 fn the_fast_check_accepts_common_files() {
     let files = [
+        // One name as a key in several tables, and in each element of an array of tables.
+        "a = 1\n[t]\na = 1\n[u.t]\na = 1\n[[e]]\na = 1\n[[e]]\na = 1\nx = {a = 1}\n",
         "title = \"x\"\n[table_0]\nname = \"n # not a comment\"\nport = 0\nlist = [1, 2, 3]\n\
          desc = '''\nmulti # line\n'''\n# a comment\n[table_1]\nport = -1\n",
         "[package]\nname = \"demarcate\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
@@ -736,6 +738,13 @@ fn the_fast_check_leaves_invalid_files_to_toml_edit() {
         "[a]\n[[a]]\n",
         "a = [1]\n[[a]]\n",
         "[a.b]\n[a]\nb = 1\n",
+        // A key with a value found again as a table, later or earlier, or in a dotted key.
+        "[t]\na = 1\n[t.a]\n",
+        "[t.a.b]\n[t]\na = 1\n",
+        "a = 1\na.b = 2\n",
+        "x = {a = 1, a = 2}\n",
+        "x = {a = 1, a.b = 2}\n",
+        "[[t]]\na = 1\na = 2\n",
         "a = \"x\n",
         "a = 'x\n",
         "a = \"\\q\"\n",
