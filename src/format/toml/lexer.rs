@@ -356,10 +356,9 @@ struct Tables {
     wide: Vec<Stored>,
     /// The texts of key segments, one after another.
     names: Vec<u8>,
-    /// The low half of the hash of (parent, key segment) to the id of the table with that
-    /// key (elements and inline tables are never looked up); a collision moves on to the
-    /// next slot.
-    index: FxHashMap<u32, u32>,
+    /// The ids of the tables of key segments, by the hash of (parent, segment): 4 bytes
+    /// a table (elements and inline tables are never looked up, so not kept here).
+    index: hashbrown::HashTable<u32>,
 }
 
 impl Default for Tables {
@@ -378,7 +377,27 @@ impl Tables {
             }],
             wide: Vec::new(),
             names: Vec::new(),
-            index: FxHashMap::default(),
+            index: hashbrown::HashTable::new(),
+        }
+    }
+
+    fn hash(parent: u32, key: &[u8]) -> u64 {
+        let mut h = FxBuildHasher.build_hasher();
+        parent.hash(&mut h);
+        key.hash(&mut h);
+        h.finish()
+    }
+
+    /// The hash of a key segment's table, as [`Tables::child`] computed it.
+    fn hash_of(nodes: &[Node], names: &[u8], wide: &[Stored], id: u32) -> u64 {
+        let key = |start: usize, len: usize| names.get(start..start + len).unwrap_or_default();
+        match nodes.get(id as usize) {
+            Some(n) if n.len < WIDE_NODE => Self::hash(n.parent, key(n.at as usize, n.len as usize)),
+            Some(n) => match wide.get(n.at as usize) {
+                Some(Stored::Key { start, len }) => Self::hash(n.parent, key(*start, *len)),
+                _ => 0,
+            },
+            None => 0,
         }
     }
 
@@ -422,18 +441,9 @@ impl Tables {
     /// The id of the table of key segment `key` (decoded) below `parent`, created on first
     /// use.
     fn child(&mut self, parent: u32, key: &[u8]) -> u32 {
-        let mut h = FxBuildHasher.build_hasher();
-        parent.hash(&mut h);
-        key.hash(&mut h);
-        // Truncation intended: the low half of the hash, probed on collision.
-        #[allow(clippy::cast_possible_truncation)]
-        let mut slot = h.finish() as u32;
-        loop {
-            match self.index.get(&slot) {
-                Some(&id) if self.is(id, parent, key) => return id,
-                Some(_) => slot = slot.wrapping_add(0x9e37_79b9),
-                None => break,
-            }
+        let h = Self::hash(parent, key);
+        if let Some(&id) = self.index.find(h, |&id| self.is(id, parent, key)) {
+            return id;
         }
         let start = self.names.len();
         self.names.extend_from_slice(key);
@@ -444,7 +454,9 @@ impl Tables {
                 len: key.len(),
             },
         );
-        self.index.insert(slot, id);
+        let (nodes, names, wide) = (&self.nodes, &self.names, &self.wide);
+        self.index
+            .insert_unique(h, id, |&id| Self::hash_of(nodes, names, wide, id));
         id
     }
 
@@ -605,6 +617,17 @@ impl Scan {
     /// header. Built on demand: the lexer stores none.
     pub(crate) fn path(&self, h: &Header) -> String {
         self.tables.path(h.table)
+    }
+
+    /// How many tables of keys the file has (not counting the root, elements of arrays of
+    /// tables and inline tables in arrays).
+    pub(crate) fn tables_len(&self) -> usize {
+        self.tables
+            .nodes
+            .iter()
+            .filter(|n| n.len != ELEM_NODE && n.len != INLINE_NODE)
+            .count()
+            .saturating_sub(1)
     }
 
     /// The first segment of a header's path (without an element number).
@@ -837,7 +860,7 @@ impl<'a> Lexer<'a> {
         merged.truncate(kept);
         merged.shrink_to_fit();
         self.scan.lexed.inner_lines = merged;
-        self.tables.index = FxHashMap::default();
+        self.tables.index = hashbrown::HashTable::new();
         self.scan.tables = self.tables;
         self.scan
     }

@@ -16,7 +16,7 @@
 
 use std::hash::{BuildHasher as _, Hash as _, Hasher as _};
 
-use rustc_hash::{FxBuildHasher, FxHashMap};
+use rustc_hash::FxBuildHasher;
 
 /// How deep arrays and inline tables may nest, and how many segments a key may have.
 const DEPTH: u32 = 16;
@@ -54,8 +54,8 @@ struct Checker<'a> {
     s: &'a [u8],
     p: usize,
     nodes: Vec<Node>,
-    /// Named tables by the hash of (parent, name); a collision moves on to the next slot.
-    index: FxHashMap<u64, u32>,
+    /// Named tables by the hash of (parent, name): 4 bytes a table.
+    index: hashbrown::HashTable<u32>,
     /// The hash of (parent, name) of each key with a value (not a table), kept without a
     /// node: 8 bytes a key. Checked when the file is read: two equal ones, or one equal to
     /// a named table's (a repeated key, a key also defined as a table, or a hash collision),
@@ -67,6 +67,12 @@ struct Checker<'a> {
 
 /// True when toml_edit is sure to accept `src`; false when it must decide.
 pub(super) fn surely_valid(src: &[u8]) -> bool {
+    surely_valid_sized(src, 0)
+}
+
+/// As [`surely_valid`], given about how many tables `src` has (the lexer's count, so that
+/// the index of tables is made once at its size).
+pub(super) fn surely_valid_sized(src: &[u8], tables: usize) -> bool {
     if std::str::from_utf8(src).is_err() || u32::try_from(src.len()).is_err() {
         return false;
     }
@@ -84,7 +90,7 @@ pub(super) fn surely_valid(src: &[u8]) -> bool {
             kind: Kind::Header,
             named: false,
         }],
-        index: FxHashMap::default(),
+        index: hashbrown::HashTable::with_capacity(tables),
         leaves: Vec::new(),
         segs: Vec::new(),
     };
@@ -235,20 +241,15 @@ impl Checker<'_> {
         })
     }
 
+    /// The hash of `name` in `parent`, and its table when there is one.
     fn lookup(&self, parent: u32, name: &[u8]) -> (u64, Option<u32>) {
-        let mut slot = Self::slot_of(parent, name);
-        loop {
-            match self.index.get(&slot) {
-                Some(&id) => {
-                    let n = self.nodes[id as usize];
-                    if n.parent == parent && self.name(&n) == name {
-                        return (slot, Some(id));
-                    }
-                    slot = slot.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                }
-                None => return (slot, None),
-            }
-        }
+        let h = Self::slot_of(parent, name);
+        let found = self.index.find(h, |&id| {
+            self.nodes
+                .get(id as usize)
+                .is_some_and(|n| n.parent == parent && self.name(n) == name)
+        });
+        (h, found.copied())
     }
 
     /// A new node; `slot` from [`Checker::lookup`] (`None`: not found by name).
@@ -263,8 +264,14 @@ impl Checker<'_> {
             kind,
             named: slot.is_some(),
         });
-        if let Some(slot) = slot {
-            self.index.insert(slot, id);
+        if let Some(h) = slot {
+            let (nodes, s) = (&self.nodes, self.s);
+            self.index.insert_unique(h, id, |&id| {
+                nodes.get(id as usize).map_or(0, |n| {
+                    let name = s.get(n.name.0 as usize..n.name.1 as usize);
+                    Self::slot_of(n.parent, name.unwrap_or_default())
+                })
+            });
         }
         id
     }

@@ -34,7 +34,7 @@ pub(super) fn check_input(src: &[u8], scan: &Scan) -> Result<(), String> {
             super::lexer::MAX_DEPTH
         ));
     }
-    if super::sure::surely_valid(src) {
+    if super::sure::surely_valid_sized(src, scan.tables_len()) {
         return Ok(());
     }
     let Ok(text) = std::str::from_utf8(src) else {
