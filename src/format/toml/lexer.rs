@@ -22,7 +22,7 @@ use nom::{
     sequence::pair,
 };
 
-use super::packed::{Record, Records, offset};
+use super::packed::{Packed, Record, Records, offset};
 use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
 
 type In<'a> = &'a [u8];
@@ -335,6 +335,9 @@ const INLINE_NODE: u32 = u32::MAX - 1;
 /// [`Tables::wide`]): an offset or a name length of 4 GiB or more.
 const WIDE_NODE: u32 = u32::MAX - 2;
 
+/// The first id of an element of an array of tables (kept in [`Tables::elems`]).
+const ELEM_ID: u32 = 1 << 31;
+
 /// A table: its parent and its segment, in 12 bytes.
 #[derive(Clone, Copy, Debug)]
 struct Node {
@@ -354,6 +357,9 @@ struct Tables {
     nodes: Vec<Node>,
     /// The segments that do not fit in a [`Node`] (in files of 4 GiB or more).
     wide: Vec<Stored>,
+    /// The elements of arrays of tables, packed (parent, header offset): table ids from
+    /// [`ELEM_ID`] on. A file of `[[a]]` lines costs a few bytes an element.
+    elems: Packed<2>,
     /// The texts of key segments, one after another.
     names: Vec<u8>,
     /// The ids of the tables of key segments, by the hash of (parent, segment): 4 bytes
@@ -376,6 +382,7 @@ impl Tables {
                 at: 0,
             }],
             wide: Vec::new(),
+            elems: Packed::default(),
             names: Vec::new(),
             index: hashbrown::HashTable::new(),
         }
@@ -403,6 +410,10 @@ impl Tables {
 
     /// The parent and segment of table `id`.
     fn node(&self, id: u32) -> Option<(u32, Stored)> {
+        if id & ELEM_ID != 0 {
+            let [parent, at] = self.elems.get((id & !ELEM_ID) as usize)?;
+            return Some((u32::try_from(parent).ok()?, Stored::Elem(offset(at))));
+        }
         let n = self.nodes.get(id as usize)?;
         let seg = match n.len {
             ELEM_NODE => Stored::Elem(n.at as usize),
@@ -433,7 +444,11 @@ impl Tables {
                 u32::try_from(self.wide.len() - 1).unwrap_or(u32::MAX),
             )
         });
-        let id = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+        // Past 2^31 tables (a file of tens of gigabytes) ids repeat: keys of different
+        // tables may then be taken for duplicates, never a panic.
+        let id = u32::try_from(self.nodes.len())
+            .unwrap_or(u32::MAX)
+            .min(ELEM_ID - 1);
         self.nodes.push(Node { parent, len, at });
         id
     }
@@ -469,7 +484,11 @@ impl Tables {
 
     /// A new element of the array of tables `parent`, its header at offset `at`.
     fn elem(&mut self, parent: u32, at: usize) -> u32 {
-        self.push(parent, Stored::Elem(at))
+        let k = u32::try_from(self.elems.len())
+            .unwrap_or(u32::MAX)
+            .min(!ELEM_ID);
+        self.elems.push([u64::from(parent), at as u64]);
+        ELEM_ID | k
     }
 
     /// A new inline table in an array, of context `ctx`, below `parent`.

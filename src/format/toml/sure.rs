@@ -46,8 +46,6 @@ struct Node {
     /// For [`Kind::Array`]: the table of its latest element.
     elem: u32,
     kind: Kind,
-    /// False for an element of an array of tables (it has no name).
-    named: bool,
 }
 
 struct Checker<'a> {
@@ -61,6 +59,10 @@ struct Checker<'a> {
     /// a named table's (a repeated key, a key also defined as a table, or a hash collision),
     /// send the file to toml_edit.
     leaves: Vec<u64>,
+    /// The id of the next element of an array of tables (see [`Checker::element`]).
+    next_elem: u32,
+    /// Set when a node took an id elements use.
+    clash: bool,
     /// Key segments of the key being read: (start, end) of each name.
     segs: Vec<(usize, usize)>,
 }
@@ -88,13 +90,14 @@ pub(super) fn surely_valid_sized(src: &[u8], tables: usize) -> bool {
             name: (0, 0),
             elem: 0,
             kind: Kind::Header,
-            named: false,
         }],
+        next_elem: u32::MAX - 1,
+        clash: false,
         index: hashbrown::HashTable::with_capacity(tables),
         leaves: Vec::new(),
         segs: Vec::new(),
     };
-    c.document().is_some() && c.leaves_unique()
+    c.document().is_some() && !c.clash && c.leaves_unique()
 }
 
 /// True for the bytes that may follow a scalar value.
@@ -234,7 +237,7 @@ impl Checker<'_> {
         if self.leaves.windows(2).any(|w| w[0] == w[1]) {
             return false;
         }
-        !self.nodes.iter().skip(1).filter(|n| n.named).any(|n| {
+        !self.nodes.iter().skip(1).any(|n| {
             self.leaves
                 .binary_search(&Self::slot_of(n.parent, self.name(n)))
                 .is_ok()
@@ -255,6 +258,8 @@ impl Checker<'_> {
     /// A new node; `slot` from [`Checker::lookup`] (`None`: not found by name).
     fn add(&mut self, slot: Option<u64>, parent: u32, name: (usize, usize), kind: Kind) -> u32 {
         let id = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+        // Ids of nodes and elements met: not sure (a file of billions of tables).
+        self.clash |= id >= self.next_elem;
         // The input is under 4 GiB (checked before reading it).
         let at = |o: usize| u32::try_from(o).unwrap_or(u32::MAX);
         self.nodes.push(Node {
@@ -262,7 +267,6 @@ impl Checker<'_> {
             name: (at(name.0), at(name.1)),
             elem: 0,
             kind,
-            named: slot.is_some(),
         });
         if let Some(h) = slot {
             let (nodes, s) = (&self.nodes, self.s);
@@ -311,20 +315,26 @@ impl Checker<'_> {
             }
             (None, true) => {
                 let n = self.add(Some(slot), t, *last, Kind::Array);
-                self.element(n)
+                self.element(n)?
             }
-            (Some(n), true) if self.nodes[n as usize].kind == Kind::Array => self.element(n),
+            (Some(n), true) if self.nodes[n as usize].kind == Kind::Array => self.element(n)?,
             _ => return None,
         };
         self.segs = segs;
         Some(table)
     }
 
-    /// A new element of the array of tables `n`.
-    fn element(&mut self, n: u32) -> u32 {
-        let e = self.add(None, n, (0, 0), Kind::Header);
+    /// A new element of the array of tables `n`: an id of its own, counted down from the
+    /// top (an element is only ever a parent, so it needs no node); `None` when the ids of
+    /// nodes and elements would meet.
+    fn element(&mut self, n: u32) -> Option<u32> {
+        let e = self.next_elem;
+        if e as usize <= self.nodes.len() {
+            return None;
+        }
+        self.next_elem -= 1;
         self.nodes[n as usize].elem = e;
-        e
+        Some(e)
     }
 
     /// A dotted key into `self.segs`.
