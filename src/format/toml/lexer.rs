@@ -399,7 +399,9 @@ impl Tables {
     fn hash_of(nodes: &[Node], names: &[u8], wide: &[Stored], id: u32) -> u64 {
         let key = |start: usize, len: usize| names.get(start..start + len).unwrap_or_default();
         match nodes.get(id as usize) {
-            Some(n) if n.len < WIDE_NODE => Self::hash(n.parent, key(n.at as usize, n.len as usize)),
+            Some(n) if n.len < WIDE_NODE => {
+                Self::hash(n.parent, key(n.at as usize, n.len as usize))
+            }
             Some(n) => match wide.get(n.at as usize) {
                 Some(Stored::Key { start, len }) => Self::hash(n.parent, key(*start, *len)),
                 _ => 0,

@@ -16,7 +16,7 @@
 
 use std::hash::{BuildHasher as _, Hash as _, Hasher as _};
 
-use rustc_hash::FxBuildHasher;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 /// How deep arrays and inline tables may nest, and how many segments a key may have.
 const DEPTH: u32 = 16;
@@ -32,20 +32,54 @@ enum Kind {
     Dotted,
     /// A key with a value (an inline table included: it is sealed).
     Value,
-    /// An array of tables; its latest element is [`Node::elem`].
+    /// An array of tables; its latest element is in [`Checker::elems`].
     Array,
 }
 
-/// A table (or an inline table's key), in 20 bytes: offsets fit in 32 bits, as the check
-/// is only made on files under 4 GiB.
+/// A table (or an inline table's key), in 12 bytes: offsets fit in 32 bits, as the check
+/// is only made on files under 4 GiB, and a name's length in 29 (a longer one is left to
+/// toml_edit).
 #[derive(Clone, Copy, Debug)]
 struct Node {
     parent: u32,
-    /// The key's text in the input (between the quotes of a quoted key).
-    name: (u32, u32),
-    /// For [`Kind::Array`]: the table of its latest element.
-    elem: u32,
-    kind: Kind,
+    /// Where the key's text starts in the input (inside the quotes of a quoted key).
+    start: u32,
+    /// The text's length, and the [`Kind`] in the top three bits.
+    len_kind: u32,
+}
+
+/// Where [`Node::len_kind`] keeps the kind.
+const KIND_SHIFT: u32 = 29;
+
+impl Kind {
+    const ALL: [Self; 5] = [
+        Self::Implicit,
+        Self::Header,
+        Self::Dotted,
+        Self::Value,
+        Self::Array,
+    ];
+}
+
+impl Node {
+    fn kind(&self) -> Kind {
+        Kind::ALL
+            .get((self.len_kind >> KIND_SHIFT) as usize)
+            .copied()
+            .unwrap_or(Kind::Value)
+    }
+
+    fn set_kind(&mut self, kind: Kind) {
+        let k = Kind::ALL.iter().position(|x| *x == kind).unwrap_or(0);
+        let k = u32::try_from(k).unwrap_or(0);
+        self.len_kind = (self.len_kind & ((1 << KIND_SHIFT) - 1)) | (k << KIND_SHIFT);
+    }
+
+    fn name<'s>(&self, s: &'s [u8]) -> &'s [u8] {
+        let len = self.len_kind & ((1 << KIND_SHIFT) - 1);
+        let start = self.start as usize;
+        s.get(start..start + len as usize).unwrap_or_default()
+    }
 }
 
 struct Checker<'a> {
@@ -59,6 +93,8 @@ struct Checker<'a> {
     /// a named table's (a repeated key, a key also defined as a table, or a hash collision),
     /// send the file to toml_edit.
     leaves: Vec<u64>,
+    /// Each array of tables and the id of its latest element.
+    elems: FxHashMap<u32, u32>,
     /// The id of the next element of an array of tables (see [`Checker::element`]).
     next_elem: u32,
     /// Set when a node took an id elements use.
@@ -87,10 +123,10 @@ pub(super) fn surely_valid_sized(src: &[u8], tables: usize) -> bool {
         },
         nodes: vec![Node {
             parent: u32::MAX,
-            name: (0, 0),
-            elem: 0,
-            kind: Kind::Header,
+            start: 0,
+            len_kind: 1 << KIND_SHIFT,
         }],
+        elems: FxHashMap::default(),
         next_elem: u32::MAX - 1,
         clash: false,
         index: hashbrown::HashTable::with_capacity(tables),
@@ -218,9 +254,7 @@ impl Checker<'_> {
 
     /// The text of a node's name.
     fn name(&self, n: &Node) -> &[u8] {
-        self.s
-            .get(n.name.0 as usize..n.name.1 as usize)
-            .unwrap_or_default()
+        n.name(self.s)
     }
 
     /// Records the plain key `name` in `parent` (checked when the file is read:
@@ -260,21 +294,25 @@ impl Checker<'_> {
         let id = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
         // Ids of nodes and elements met: not sure (a file of billions of tables).
         self.clash |= id >= self.next_elem;
-        // The input is under 4 GiB (checked before reading it).
-        let at = |o: usize| u32::try_from(o).unwrap_or(u32::MAX);
-        self.nodes.push(Node {
+        // The input is under 4 GiB (checked before reading it); a name of 512 MiB or more
+        // is left to toml_edit.
+        let len = u32::try_from(name.1 - name.0)
+            .ok()
+            .filter(|l| *l < 1 << KIND_SHIFT);
+        self.clash |= len.is_none();
+        let mut node = Node {
             parent,
-            name: (at(name.0), at(name.1)),
-            elem: 0,
-            kind,
-        });
+            start: u32::try_from(name.0).unwrap_or(u32::MAX),
+            len_kind: len.unwrap_or(0),
+        };
+        node.set_kind(kind);
+        self.nodes.push(node);
         if let Some(h) = slot {
             let (nodes, s) = (&self.nodes, self.s);
             self.index.insert_unique(h, id, |&id| {
-                nodes.get(id as usize).map_or(0, |n| {
-                    let name = s.get(n.name.0 as usize..n.name.1 as usize);
-                    Self::slot_of(n.parent, name.unwrap_or_default())
-                })
+                nodes
+                    .get(id as usize)
+                    .map_or(0, |n| Self::slot_of(n.parent, n.name(s)))
             });
         }
         id
@@ -299,9 +337,9 @@ impl Checker<'_> {
             let (slot, found) = self.lookup(t, &self.s[a..b]);
             t = match found {
                 None => self.add(Some(slot), t, (a, b), Kind::Implicit),
-                Some(n) => match self.nodes[n as usize].kind {
+                Some(n) => match self.nodes[n as usize].kind() {
                     Kind::Implicit | Kind::Header => n,
-                    Kind::Array => self.nodes[n as usize].elem,
+                    Kind::Array => *self.elems.get(&n)?,
                     Kind::Dotted | Kind::Value => return None,
                 },
             };
@@ -309,15 +347,15 @@ impl Checker<'_> {
         let (slot, found) = self.lookup(t, &self.s[last.0..last.1]);
         let table = match (found, array) {
             (None, false) => self.add(Some(slot), t, *last, Kind::Header),
-            (Some(n), false) if self.nodes[n as usize].kind == Kind::Implicit => {
-                self.nodes[n as usize].kind = Kind::Header;
+            (Some(n), false) if self.nodes[n as usize].kind() == Kind::Implicit => {
+                self.nodes[n as usize].set_kind(Kind::Header);
                 n
             }
             (None, true) => {
                 let n = self.add(Some(slot), t, *last, Kind::Array);
                 self.element(n)?
             }
-            (Some(n), true) if self.nodes[n as usize].kind == Kind::Array => self.element(n)?,
+            (Some(n), true) if self.nodes[n as usize].kind() == Kind::Array => self.element(n)?,
             _ => return None,
         };
         self.segs = segs;
@@ -333,7 +371,7 @@ impl Checker<'_> {
             return None;
         }
         self.next_elem -= 1;
-        self.nodes[n as usize].elem = e;
+        self.elems.insert(n, e);
         Some(e)
     }
 
@@ -396,7 +434,7 @@ impl Checker<'_> {
             let (slot, found) = self.lookup(t, &self.s[a..b]);
             t = match found {
                 None => self.add(Some(slot), t, (a, b), Kind::Dotted),
-                Some(n) if self.nodes[n as usize].kind == Kind::Dotted => n,
+                Some(n) if self.nodes[n as usize].kind() == Kind::Dotted => n,
                 Some(_) => return None,
             };
         }
