@@ -29,7 +29,7 @@ pub(super) fn home(template: &Document<'_>, scan: &Scan, region: &Region) -> Hom
     }
     if let Some(h) = table_of(scan, region.begin.line.start).and_then(|i| scan.headers.get(i)) {
         home.path.push(Step {
-            key: plain_path(&scan.path(&h)),
+            key: plain_path(&scan.path(&h, template.src)),
             array: h.array,
             order: h.line.start as u64,
             line: line_of(template.src, h.line.start),
@@ -60,7 +60,8 @@ pub(super) fn place(
     let table = match home.path.first() {
         None => None,
         Some(step) => {
-            match header_of(scan, &step.key).and_then(|h| Some((h, scan.headers.get(h)?))) {
+            match header_of(doc.src, scan, &step.key).and_then(|h| Some((h, scan.headers.get(h)?)))
+            {
                 Some((_, h)) if h.array != step.array => {
                     let what = |a: bool| if a { "an array of tables" } else { "a table" };
                     return Some(Err(format!(

@@ -316,10 +316,16 @@ fn key_seg(raw: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
+/// The decoded text of the key segment written at `start..start + len` in `src`.
+fn name(src: &[u8], start: usize, len: usize) -> Cow<'_, [u8]> {
+    key_seg(src.get(start..start + len).unwrap_or_default())
+}
+
 /// One step down the table tree, as the tree keeps it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stored {
-    /// A key segment: its decoded text in [`Tables::names`].
+    /// A key segment: where it is written in the input (quotes included; decoded when
+    /// read: [`key_seg`]).
     Key { start: usize, len: usize },
     /// The element of an array of tables whose `[[...]]` header starts at this offset.
     Elem(usize),
@@ -344,7 +350,7 @@ struct Node {
     parent: u32,
     /// A key segment's length, or one of [`ELEM_NODE`], [`INLINE_NODE`], [`WIDE_NODE`].
     len: u32,
-    /// A key segment's start in [`Tables::names`], or as [`Node::len`] says.
+    /// A key segment's start in the input, or as [`Node::len`] says.
     at: u32,
 }
 
@@ -360,8 +366,6 @@ struct Tables {
     /// The elements of arrays of tables, packed (parent, header offset): table ids from
     /// [`ELEM_ID`] on. A file of `[[a]]` lines costs a few bytes an element.
     elems: Packed<2>,
-    /// The texts of key segments, one after another.
-    names: Vec<u8>,
     /// The ids of the tables of key segments, by the hash of (parent, segment): 4 bytes
     /// a table (elements and inline tables are never looked up, so not kept here).
     index: hashbrown::HashTable<u32>,
@@ -383,7 +387,6 @@ impl Tables {
             }],
             wide: Vec::new(),
             elems: Packed::default(),
-            names: Vec::new(),
             index: hashbrown::HashTable::new(),
         }
     }
@@ -396,14 +399,14 @@ impl Tables {
     }
 
     /// The hash of a key segment's table, as [`Tables::child`] computed it.
-    fn hash_of(nodes: &[Node], names: &[u8], wide: &[Stored], id: u32) -> u64 {
-        let key = |start: usize, len: usize| names.get(start..start + len).unwrap_or_default();
+    fn hash_of(nodes: &[Node], src: &[u8], wide: &[Stored], id: u32) -> u64 {
+        let key = |start: usize, len: usize| name(src, start, len);
         match nodes.get(id as usize) {
             Some(n) if n.len < WIDE_NODE => {
-                Self::hash(n.parent, key(n.at as usize, n.len as usize))
+                Self::hash(n.parent, &key(n.at as usize, n.len as usize))
             }
             Some(n) => match wide.get(n.at as usize) {
-                Some(Stored::Key { start, len }) => Self::hash(n.parent, key(*start, *len)),
+                Some(Stored::Key { start, len }) => Self::hash(n.parent, &key(*start, *len)),
                 _ => 0,
             },
             None => 0,
@@ -455,31 +458,30 @@ impl Tables {
         id
     }
 
-    /// The id of the table of key segment `key` (decoded) below `parent`, created on first
-    /// use.
-    fn child(&mut self, parent: u32, key: &[u8]) -> u32 {
-        let h = Self::hash(parent, key);
-        if let Some(&id) = self.index.find(h, |&id| self.is(id, parent, key)) {
+    /// The id of the table of the key segment written at `seg` in `src` below `parent`,
+    /// created on first use.
+    fn child(&mut self, parent: u32, src: &[u8], seg: Span) -> u32 {
+        let key = key_seg(seg.of(src));
+        let h = Self::hash(parent, &key);
+        if let Some(&id) = self.index.find(h, |&id| self.is(id, parent, &key, src)) {
             return id;
         }
-        let start = self.names.len();
-        self.names.extend_from_slice(key);
         let id = self.push(
             parent,
             Stored::Key {
-                start,
-                len: key.len(),
+                start: seg.start,
+                len: seg.len(),
             },
         );
-        let (nodes, names, wide) = (&self.nodes, &self.names, &self.wide);
+        let (nodes, wide) = (&self.nodes, &self.wide);
         self.index
-            .insert_unique(h, id, |&id| Self::hash_of(nodes, names, wide, id));
+            .insert_unique(h, id, |&id| Self::hash_of(nodes, src, wide, id));
         id
     }
 
-    fn is(&self, id: u32, parent: u32, key: &[u8]) -> bool {
+    fn is(&self, id: u32, parent: u32, key: &[u8], src: &[u8]) -> bool {
         match self.node(id) {
-            Some((p, Stored::Key { start, len })) => p == parent && self.name(start, len) == key,
+            Some((p, Stored::Key { start, len })) => p == parent && *name(src, start, len) == *key,
             _ => false,
         }
     }
@@ -511,13 +513,8 @@ impl Tables {
         })
     }
 
-    /// The text of a stored key segment.
-    fn name(&self, start: usize, len: usize) -> &[u8] {
-        self.names.get(start..start + len).unwrap_or_default()
-    }
-
-    /// The canonical path of a table (see [`Scan::path`]).
-    fn path(&self, id: u32) -> String {
+    /// The canonical path of a table in `src` (see [`Scan::path`]).
+    fn path(&self, id: u32, src: &[u8]) -> String {
         let chain: Vec<Stored> = self.chain(id).collect();
         let mut out = String::new();
         for (k, stored) in chain.iter().rev().enumerate() {
@@ -526,7 +523,7 @@ impl Tables {
                     if k > 0 {
                         out.push(SEP);
                     }
-                    out.push_str(&String::from_utf8_lossy(self.name(start, len)));
+                    out.push_str(&String::from_utf8_lossy(&name(src, start, len)));
                 }
                 Stored::Elem(at) => {
                     out.push(ELEM);
@@ -540,8 +537,7 @@ impl Tables {
 
     /// The table reached from `base` through the key segments `segs` of `src`.
     fn walk(&mut self, base: u32, src: &[u8], segs: &[Span]) -> u32 {
-        segs.iter()
-            .fold(base, |t, s| self.child(t, &key_seg(s.of(src))))
+        segs.iter().fold(base, |t, s| self.child(t, src, *s))
     }
 }
 /// A `[table]` or `[[array.of.tables]]` header.
@@ -636,8 +632,8 @@ impl Scan {
     /// The resolved canonical path of a header: decoded segments joined by [`SEP`], each
     /// array of tables followed by [`ELEM`] and the line start of its element's `[[...]]`
     /// header. Built on demand: the lexer stores none.
-    pub(crate) fn path(&self, h: &Header) -> String {
-        self.tables.path(h.table)
+    pub(crate) fn path(&self, h: &Header, src: &[u8]) -> String {
+        self.tables.path(h.table, src)
     }
 
     /// How many tables of keys the file has (not counting the root, elements of arrays of
@@ -652,19 +648,21 @@ impl Scan {
     }
 
     /// The first segment of a header's path (without an element number).
-    pub(crate) fn first(&self, h: &Header) -> String {
-        String::from_utf8_lossy(self.first_name(h)).into_owned()
+    pub(crate) fn first(&self, h: &Header, src: &[u8]) -> String {
+        String::from_utf8_lossy(&self.first_name(h, src)).into_owned()
     }
 
-    /// The decoded first segment of a header's path, borrowed.
-    pub(crate) fn first_name(&self, h: &Header) -> &[u8] {
-        let mut name: &[u8] = b"";
+    /// The decoded first segment of a header's path (borrowed from `src` when bare).
+    pub(crate) fn first_name<'s>(&self, h: &Header, src: &'s [u8]) -> Cow<'s, [u8]> {
+        let mut first = None;
         for s in self.tables.chain(h.table) {
             if let Stored::Key { start, len } = s {
-                name = self.tables.name(start, len);
+                first = Some((start, len));
             }
         }
-        name
+        first.map_or(Cow::Borrowed(&b""[..]), |(start, len)| {
+            name(src, start, len)
+        })
     }
 
     /// True when the header's path holds an element number (its table is, or lies inside,
@@ -677,7 +675,14 @@ impl Scan {
 
     /// True when two headers of plain tables (not [`Scan::in_array`]), `h` of this scan and
     /// `oh` of `other`, have the same path; compared without building either.
-    pub(crate) fn same_plain_path(&self, h: &Header, other: &Self, oh: &Header) -> bool {
+    pub(crate) fn same_plain_path(
+        &self,
+        h: &Header,
+        src: &[u8],
+        other: &Self,
+        oh: &Header,
+        other_src: &[u8],
+    ) -> bool {
         let mut a = self.tables.chain(h.table);
         let mut b = other.tables.chain(oh.table);
         loop {
@@ -689,7 +694,7 @@ impl Scan {
                         start: ostart,
                         len: olen,
                     }),
-                ) if self.tables.name(start, len) == other.tables.name(ostart, olen) => {}
+                ) if name(src, start, len) == name(other_src, ostart, olen) => {}
                 _ => return false,
             }
         }
@@ -1110,7 +1115,7 @@ impl<'a> Lexer<'a> {
             let Some(s) = self.segs.get(k).copied() else {
                 break;
             };
-            node = self.tables.child(node, &key_seg(s.of(self.src)));
+            node = self.tables.child(node, self.src, s);
             if !(array && k + 1 == n)
                 && let Some(&elem) = self.aot.get(&node)
             {
@@ -1146,7 +1151,7 @@ impl<'a> Lexer<'a> {
             name: last,
             context,
         });
-        let table = want_table.then(|| self.tables.child(context, &key_seg(last.of(self.src))));
+        let table = want_table.then(|| self.tables.child(context, self.src, last));
         self.segs = segs;
         table
     }

@@ -135,7 +135,7 @@ fn table(doc: &Document<'_>, scan: &Scan, t: &str) -> Result<Placement, String> 
     let want = segs.join(&SEP.to_string());
     let found = scan
         .headers
-        .rposition(|h| plain_path(&scan.path(h)) == want);
+        .rposition(|h| plain_path(&scan.path(h, doc.src)) == want);
     if let Some(h) = found {
         return Ok(Placement {
             offset: table_keys_end(doc, scan, Some(h)),
@@ -313,8 +313,9 @@ pub(super) fn reindent(body: &[u8], indent: &[u8]) -> Vec<u8> {
 }
 
 /// The header of the table `key` (canonical, plain), the last one when repeated.
-pub(super) fn header_of(scan: &Scan, key: &str) -> Option<usize> {
-    scan.headers.rposition(|h| plain_path(&scan.path(h)) == key)
+pub(super) fn header_of(src: &[u8], scan: &Scan, key: &str) -> Option<usize> {
+    scan.headers
+        .rposition(|h| plain_path(&scan.path(h, src)) == key)
 }
 
 /// A new header for the table `step`, placed among the tables in template order: after the
@@ -338,7 +339,7 @@ pub(super) fn create_table(
         if s.key == step.key {
             continue;
         }
-        let Some(h) = header_of(scan, &s.key) else {
+        let Some(h) = header_of(src, scan, &s.key) else {
             continue;
         };
         if s.order < step.order && before.is_none_or(|(o, _)| o < s.order) {
@@ -348,7 +349,7 @@ pub(super) fn create_table(
             let first = scan
                 .headers
                 .iter()
-                .position(|x| plain_path(&scan.path(&x)) == s.key)
+                .position(|x| plain_path(&scan.path(&x, src)) == s.key)
                 .unwrap_or(h);
             let at = scan.headers.get(first).map_or(src.len(), |x| x.line.start);
             after = Some((s.order, above_comments(doc, at)));

@@ -182,7 +182,7 @@ fn production_std_table() {
     let src = "[ a . \"b#c\" ] # note\nx = 1\n";
     let s = scan(src.as_bytes());
     assert_eq!(
-        s.path(&s.headers.to_vec()[0]),
+        s.path(&s.headers.to_vec()[0], src.as_bytes()),
         format!("a{}b#c", lexer::SEP)
     );
     assert_eq!(s.headers.to_vec()[0].line, Span::new(0, 21));
@@ -511,7 +511,7 @@ fn agrees_with_oracle(src: &[u8]) {
         .iter()
         .map(|h| super::oracle::Header {
             line: h.line,
-            path: fast.path(&h),
+            path: fast.path(&h, src),
             array: h.array,
         })
         .collect();
@@ -1040,4 +1040,19 @@ fn the_fast_check_agrees_with_toml_edit_on_tables_keys_and_headers_of_shared_nam
     }
     // Not vacuous: many of the sequences are recognized.
     assert!(sure > 3_000, "{sure}");
+}
+
+#[test]
+fn a_quoted_table_name_is_the_table_of_its_decoded_text() {
+    // Table names are kept as written and decoded when compared: `"\u0061"` is `a`.
+    let src = b"[\"\\u0061\".'b']\nx = 1\n[a.b]\nx = 2\n[a . \"b\"]\nx = 3\n";
+    let s = scan(src);
+    let contexts: Vec<u32> = s.lexed.keys.iter().map(|k| k.context).collect();
+    assert_eq!(contexts.len(), 3);
+    assert!(contexts.iter().all(|c| *c == contexts[0]), "{contexts:?}");
+    let paths: Vec<String> = s.headers.iter().map(|h| s.path(&h, src)).collect();
+    let want = format!("a{}b", lexer::SEP);
+    assert_eq!(paths, [want.clone(), want.clone(), want]);
+    let first: Vec<String> = s.headers.iter().map(|h| s.first(&h, src)).collect();
+    assert_eq!(first, ["a", "a", "a"]);
 }

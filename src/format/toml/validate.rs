@@ -206,9 +206,12 @@ fn same_table(old: &Side<'_>, a: Option<Header>, new: &Side<'_>, b: Option<Heade
     match (a, b) {
         (None, None) => true,
         (Some(ha), Some(hb)) => match (old.scan.in_array(&ha), new.scan.in_array(&hb)) {
-            (false, false) => old.scan.same_plain_path(&ha, new.scan, &hb),
+            (false, false) => old
+                .scan
+                .same_plain_path(&ha, old.src, new.scan, &hb, new.src),
             (true, true) => {
-                old.stable_path(&old.scan.path(&ha)) == new.stable_path(&new.scan.path(&hb))
+                old.stable_path(&old.scan.path(&ha, old.src))
+                    == new.stable_path(&new.scan.path(&hb, new.src))
             }
             _ => false,
         },
@@ -302,7 +305,7 @@ fn touched(side: &Side<'_>, out: &mut HashSet<String>) {
         };
         // The table the region sits in.
         if let Some(h) = gov(span.start).and_then(|h| s.headers.get(h as usize)) {
-            out.insert(s.first(&h));
+            out.insert(s.first(&h, side.src));
         }
         let i = s.headers.partition_point(|h| h.line.start < span.start);
         for h in s
@@ -310,7 +313,7 @@ fn touched(side: &Side<'_>, out: &mut HashSet<String>) {
             .iter_from(i)
             .take_while(|h| h.line.start < span.end)
         {
-            out.insert(s.first(&h));
+            out.insert(s.first(&h, side.src));
         }
         let j = s.stmts.partition_point(|st| st.key.start < span.start);
         let mut last: Option<u32> = None;
@@ -325,7 +328,7 @@ fn touched(side: &Side<'_>, out: &mut HashSet<String>) {
             }
             last = st.header;
             match st.header.and_then(|h| s.headers.get(h as usize)) {
-                Some(h) => out.insert(s.first(&h)),
+                Some(h) => out.insert(s.first(&h, side.src)),
                 None => out.insert(key_text(st.first(side.src).of(side.src))),
             };
         }
@@ -364,7 +367,7 @@ fn parse(old: &Side<'_>, new: &Side<'_>) -> Result<(), String> {
         let mut next = headers.iter().skip(1).map(|n| n.line.start);
         for h in headers.iter() {
             let to = next.next().unwrap_or(text.len());
-            if keep.contains(String::from_utf8_lossy(new.scan.first_name(&h)).as_ref()) {
+            if keep.contains(String::from_utf8_lossy(&new.scan.first_name(&h, new.src)).as_ref()) {
                 add(h.line.start, to, &mut out);
             }
         }
