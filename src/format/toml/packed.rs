@@ -2,6 +2,9 @@
 //! millions of one-line statements or headers costs a few bytes for each, not the 24 to 32
 //! of a struct of offsets, and a file of any size (over 4 GiB too) is stored the same way.
 //!
+//! A record whose differences are those of the record before (lines of one length in a
+//! row: `a=1`, `[t10]`, `[t11]`, ...) is one byte.
+//!
 //! Every [`BLOCK`]th record is stored whole (its fields as they are, not as differences from
 //! the record before), and its byte offset is kept: a record is found by index after
 //! decoding at most `BLOCK - 1` others, and a sorted field is searched block by block.
@@ -13,13 +16,45 @@ const BLOCK: usize = 32;
 #[derive(Clone, Debug)]
 pub(crate) struct Packed<const N: usize> {
     /// Each record as `N` LEB128 numbers: the zigzag of its fields' differences from the
-    /// record before (from zero for the first record of a block).
+    /// record before (from zero for the first record of a block), the first one doubled;
+    /// or, when the differences are the record before's, the one number 1.
     bytes: Vec<u8>,
     /// Byte offset of the first record of each block.
     marks: Vec<usize>,
     /// The last record pushed.
     last: [u64; N],
+    /// Its differences from the one before (`None` for the first of a block).
+    last_diff: Option<[u64; N]>,
     len: usize,
+}
+
+/// Appends `v` as LEB128.
+fn put(bytes: &mut Vec<u8>, mut v: u128) {
+    while v >= 0x80 {
+        // Truncation intended: the low seven bits.
+        #[allow(clippy::cast_possible_truncation)]
+        bytes.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    #[allow(clippy::cast_possible_truncation)]
+    bytes.push(v as u8);
+}
+
+/// Reads a LEB128 number at `*pos`.
+fn get(bytes: &[u8], pos: &mut usize) -> Option<u128> {
+    let mut v: u128 = 0;
+    let mut shift = 0;
+    loop {
+        let b = *bytes.get(*pos)?;
+        *pos += 1;
+        if shift < 128 {
+            v |= u128::from(b & 0x7f) << shift;
+        }
+        shift += 7;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
 }
 
 impl<const N: usize> Default for Packed<N> {
@@ -28,6 +63,7 @@ impl<const N: usize> Default for Packed<N> {
             bytes: Vec::new(),
             marks: Vec::new(),
             last: [0; N],
+            last_diff: None,
             len: 0,
         }
     }
@@ -48,24 +84,27 @@ const fn unzigzag(v: u64) -> u64 {
 impl<const N: usize> Packed<N> {
     /// Appends a record.
     pub(crate) fn push(&mut self, rec: [u64; N]) {
-        let base = if self.len.is_multiple_of(BLOCK) {
+        let first = self.len.is_multiple_of(BLOCK);
+        let base = if first {
             self.marks.push(self.bytes.len());
             [0; N]
         } else {
             self.last
         };
-        for (v, b) in rec.iter().zip(base) {
-            let mut z = zigzag(v.wrapping_sub(b));
-            while z >= 0x80 {
-                // Truncation intended: the low seven bits.
-                #[allow(clippy::cast_possible_truncation)]
-                self.bytes.push((z as u8) | 0x80);
-                z >>= 7;
+        let mut diff = [0; N];
+        for ((d, v), b) in diff.iter_mut().zip(rec).zip(base) {
+            *d = v.wrapping_sub(b);
+        }
+        if !first && self.last_diff == Some(diff) {
+            self.bytes.push(1);
+        } else {
+            for (k, d) in diff.iter().enumerate() {
+                let z = u128::from(zigzag(*d));
+                put(&mut self.bytes, if k == 0 { z << 1 } else { z });
             }
-            #[allow(clippy::cast_possible_truncation)]
-            self.bytes.push(z as u8);
         }
         self.last = rec;
+        self.last_diff = (!first).then_some(diff);
         self.len += 1;
     }
 
@@ -86,6 +125,7 @@ impl<const N: usize> Packed<N> {
             packed: self,
             pos: self.marks.get(block).copied().unwrap_or(self.bytes.len()),
             prev: [0; N],
+            prev_diff: None,
             at: (block * BLOCK).min(self.len),
         };
         for _ in 0..i % BLOCK {
@@ -137,6 +177,8 @@ pub(crate) struct Iter<'a, const N: usize> {
     packed: &'a Packed<N>,
     pos: usize,
     prev: [u64; N],
+    /// The differences of the record before (`None` for the first of a block).
+    prev_diff: Option<[u64; N]>,
     /// Index of the next record.
     at: usize,
 }
@@ -148,28 +190,33 @@ impl<const N: usize> Iterator for Iter<'_, N> {
         if self.at >= self.packed.len {
             return None;
         }
-        if self.at.is_multiple_of(BLOCK) {
+        let first = self.at.is_multiple_of(BLOCK);
+        if first {
             self.prev = [0; N];
+            self.prev_diff = None;
         }
         let bytes = &self.packed.bytes;
-        let mut rec = [0; N];
-        for (out, prev) in rec.iter_mut().zip(self.prev) {
-            let mut z: u64 = 0;
-            let mut shift = 0;
-            loop {
-                let b = *bytes.get(self.pos)?;
-                self.pos += 1;
-                if shift < 64 {
-                    z |= u64::from(b & 0x7f) << shift;
-                }
-                shift += 7;
-                if b & 0x80 == 0 {
-                    break;
-                }
+        let head = get(bytes, &mut self.pos)?;
+        let diff = if head & 1 == 1 {
+            self.prev_diff?
+        } else {
+            let mut diff = [0; N];
+            for (k, d) in diff.iter_mut().enumerate() {
+                let z = if k == 0 {
+                    head >> 1
+                } else {
+                    get(bytes, &mut self.pos)?
+                };
+                *d = unzigzag(u64::try_from(z).ok()?);
             }
-            *out = prev.wrapping_add(unzigzag(z));
+            diff
+        };
+        let mut rec = [0; N];
+        for ((r, p), d) in rec.iter_mut().zip(self.prev).zip(diff) {
+            *r = p.wrapping_add(d);
         }
         self.prev = rec;
+        self.prev_diff = (!first).then_some(diff);
         self.at += 1;
         Some(rec)
     }
@@ -256,6 +303,49 @@ impl<T: Record> Records<T> {
     }
 }
 
+/// Looks records up by index, cheaply when the indexes mostly grow: each record between two
+/// lookups is decoded once (a lookup behind the last one starts again from its block).
+pub(crate) struct Cursor<'a, T> {
+    records: &'a Records<T>,
+    it: Iter<'a, 4>,
+    /// Index of the record `it` decodes next.
+    at: usize,
+    last: Option<(usize, T)>,
+}
+
+impl<'a, T: Record> Cursor<'a, T> {
+    /// A cursor over `records`.
+    pub(crate) fn new(records: &'a Records<T>) -> Self {
+        Self {
+            records,
+            it: records.packed.iter_from(0),
+            at: 0,
+            last: None,
+        }
+    }
+
+    /// The record at index `i`.
+    pub(crate) fn get(&mut self, i: usize) -> Option<T> {
+        if let Some((j, r)) = self.last
+            && j == i
+        {
+            return Some(r);
+        }
+        if i < self.at {
+            self.it = self.records.packed.iter_from(i);
+            self.at = i;
+        }
+        while self.at < i {
+            self.it.next()?;
+            self.at += 1;
+        }
+        let r = T::from_fields(self.it.next()?);
+        self.at += 1;
+        self.last = Some((i, r));
+        Some(r)
+    }
+}
+
 /// A stored field back as an offset (lossless: every field was one).
 pub(crate) fn offset(v: u64) -> usize {
     usize::try_from(v).unwrap_or(usize::MAX)
@@ -272,8 +362,13 @@ mod tests {
         for i in 0..1000u64 {
             p.push([i * 4, i * 4 + 1, i * 4 + 3]);
         }
-        // One whole record a block costs more; the others one byte a field.
-        assert!(p.bytes.len() < 1000 * 3 + 32 * 3 * 3, "{}", p.bytes.len());
+        // One whole record a block costs more, the second a byte a field; the others
+        // repeat the differences before them: a byte each.
+        assert!(
+            p.bytes.len() < 1000 + 32 * 3 * 3 + 32 * 3,
+            "{}",
+            p.bytes.len()
+        );
         assert_eq!(p.get(999), Some([3996, 3997, 3999]));
         assert_eq!(p.get(1000), None);
     }
@@ -293,7 +388,29 @@ mod tests {
         assert_eq!(p.iter_from(0).collect::<Vec<_>>(), recs);
     }
 
+    impl Record for [u64; 4] {
+        fn fields(&self) -> [u64; 4] {
+            *self
+        }
+        fn from_fields(f: [u64; 4]) -> Self {
+            f
+        }
+    }
+
     proptest! {
+        #[test]
+        fn a_cursor_finds_what_get_finds(n in 0u64..200, looks in prop::collection::vec(0usize..210, 0..50)) {
+            let mut r = Records::<[u64; 4]>::default();
+            for i in 0..n {
+                r.push([i, i * 3, i % 7, 1]);
+            }
+            let mut c = Cursor::new(&r);
+            for i in looks {
+                prop_assert_eq!(c.get(i), r.get(i));
+            }
+        }
+
+
         #[test]
         fn records_come_back_as_pushed(recs in prop::collection::vec(any::<[u64; 3]>(), 0..200),
                                        i in 0usize..220) {
@@ -302,6 +419,25 @@ mod tests {
                 p.push(*r);
             }
             prop_assert_eq!(p.len(), recs.len());
+            prop_assert_eq!(p.iter_from(0).collect::<Vec<_>>(), recs.clone());
+            prop_assert_eq!(p.get(i), recs.get(i).copied());
+            prop_assert_eq!(p.iter_from(i).collect::<Vec<_>>(), recs.get(i..).unwrap_or_default().to_vec());
+        }
+
+        #[test]
+        fn records_of_repeated_differences_come_back(steps in prop::collection::vec(
+            (0usize..3, 0u64..3), 0..300), i in 0usize..310) {
+            // Few distinct steps: most records repeat the differences before them.
+            let mut recs = Vec::new();
+            let mut r = [0u64; 2];
+            for (k, d) in steps {
+                r[k % 2] = r[k % 2].wrapping_add(d * 7).wrapping_sub(u64::from(k == 2));
+                recs.push(r);
+            }
+            let mut p = Packed::<2>::default();
+            for r in &recs {
+                p.push(*r);
+            }
             prop_assert_eq!(p.iter_from(0).collect::<Vec<_>>(), recs.clone());
             prop_assert_eq!(p.get(i), recs.get(i).copied());
             prop_assert_eq!(p.iter_from(i).collect::<Vec<_>>(), recs.get(i..).unwrap_or_default().to_vec());

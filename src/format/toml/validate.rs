@@ -14,6 +14,7 @@
 use std::collections::HashSet;
 
 use super::lexer::{ELEM, Header, Scan, key_text};
+use super::packed::Cursor;
 use super::place::line_of;
 use crate::document::{Document, Region};
 use crate::marker::Identity;
@@ -191,11 +192,6 @@ impl<'a> Side<'a> {
             ),
         }
     }
-
-    /// The header at index `h`.
-    fn header(&self, h: Option<u32>) -> Option<Header> {
-        h.and_then(|h| self.scan.headers.get(h as usize))
-    }
 }
 
 /// True when header `a` of the old side and header `b` of the new one (`None`: the root
@@ -229,7 +225,10 @@ fn scope(old: &Side<'_>, new: &Side<'_>) -> Result<(), String> {
             .filter(|(w, _)| *w != Where::Changed)
     }
     let (mut a, mut b) = (tracked(old), tracked(new));
-    // Statements come in runs under one header: each pair of headers is compared once.
+    // Statements come in runs under one header: each pair of headers is compared once, and
+    // the (packed) headers are read in order.
+    let mut old_headers = Cursor::new(&old.scan.headers);
+    let mut new_headers = Cursor::new(&new.scan.headers);
     let mut last: Option<(Option<u32>, Option<u32>)> = None;
     loop {
         let ((wa, sa), (wb, sb)) = match (a.next(), b.next()) {
@@ -251,10 +250,12 @@ fn scope(old: &Side<'_>, new: &Side<'_>) -> Result<(), String> {
         if last == Some(pair) {
             continue;
         }
-        if !same_table(old, old.header(sa.header), new, new.header(sb.header)) {
-            let captured_by_new = new
-                .header(sb.header)
-                .is_some_and(|h| new.locate(h.line.start) == Where::Changed);
+        let (ha, hb) = (
+            sa.header.and_then(|h| old_headers.get(h as usize)),
+            sb.header.and_then(|h| new_headers.get(h as usize)),
+        );
+        if !same_table(old, ha, new, hb) {
+            let captured_by_new = hb.is_some_and(|h| new.locate(h.line.start) == Where::Changed);
             let advice = if captured_by_new {
                 "a region that opens a table must not be followed by the user's keys: put it \
                  at the end of the file (--at end) or give it only keys (--at table:NAME)"
