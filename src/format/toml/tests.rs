@@ -529,6 +529,16 @@ fn agrees_with_oracle(src: &[u8]) {
 }
 
 const TOML_FRAGMENTS: &[&str] = &[
+    "0x1f",
+    "1979-05-27",
+    " 07:32:00",
+    "T07:32:00Z",
+    "1e5",
+    "_1",
+    "inf",
+    "nan",
+    "0o7",
+    "+",
     "[a]\n",
     "[a.b]\n",
     "[[a]]\n",
@@ -703,6 +713,10 @@ fn toml_edit_accepts(src: &[u8]) -> bool {
 #[test]
 fn the_fast_check_accepts_common_files() {
     let files = [
+        // Numbers, dates and times it reads through toml_edit one token at a time.
+        "h = 0x1f\no = 0o17\nb = 0b1\nu = 1_000\ne = -1.5E-3\ni = -inf\nn = nan\n\
+         d = 1979-05-27T07:32:00Z\nl = 1979-05-27 07:32:00.999+07:00\nt = 07:32:00\n\
+         a = [1979-05-27, 0xff]\n",
         // One name as a key in several tables, and in each element of an array of tables.
         "a = 1\n[t]\na = 1\n[u.t]\na = 1\n[[e]]\na = 1\n[[e]]\na = 1\nx = {a = 1}\n",
         "title = \"x\"\n[table_0]\nname = \"n # not a comment\"\nport = 0\nlist = [1, 2, 3]\n\
@@ -745,6 +759,12 @@ fn the_fast_check_leaves_invalid_files_to_toml_edit() {
         "x = {a = 1, a = 2}\n",
         "x = {a = 1, a.b = 2}\n",
         "[[t]]\na = 1\na = 2\n",
+        // Tokens toml_edit does not read as a value.
+        "h = 0x\n",
+        "h = 1__0\n",
+        "h = 1979-13-01\n",
+        "h = 25:00:00\n",
+        "h = nanx\n",
         "a = \"x\n",
         "a = 'x\n",
         "a = \"\\q\"\n",
@@ -771,6 +791,31 @@ fn the_fast_check_leaves_invalid_files_to_toml_edit() {
 
 /// Pieces of mostly valid TOML, so that random sequences are often valid.
 const VALID_FRAGMENTS: &[&str] = &[
+    // Scalars outside the fast check's own subset (toml_edit reads each token alone), valid
+    // and not, and tokens that only look like them.
+    "h = 0x1f\n",
+    "h = 0o17\n",
+    "h = 0b101\n",
+    "h = 1_000\n",
+    "h = 1e6\n",
+    "h = -1.5E-3\n",
+    "h = inf\n",
+    "h = -nan\n",
+    "h = 1979-05-27T07:32:00Z\n",
+    "h = 1979-05-27 07:32:00.999+07:00\n",
+    "h = 07:32:00\n",
+    "h = 1979-05-27\n",
+    "h = 0x\n",
+    "h = 1__0\n",
+    "h = 1979-13-01\n",
+    "h = 1979-02-30\n",
+    "h = 25:00:00\n",
+    "h = 1979-05-27 \n",
+    "h = 0b102\n",
+    "h = 1e\n",
+    "h = nanx\n",
+    "h = 01\n",
+    "h = [0x1, 1979-05-27, {i = inf}]\n",
     "[a]\n",
     "[a.b]\n",
     "[b . 'c']\n",
