@@ -31,7 +31,7 @@ enum Kind {
     Header,
     /// A table dotted keys made (`a` in `a.b = 1`).
     Dotted,
-    /// A key with a value (an inline table included: it is sealed).
+    /// A key with a value (kept as a leaf hash, never as a node: see [`Checker::leaves`]).
     Value,
     /// An array of tables; its latest element is in [`Checker::elems`].
     Array,
@@ -363,16 +363,22 @@ impl Checker<'_> {
         Some(table)
     }
 
-    /// A new element of the array of tables `n`: an id of its own, counted down from the
-    /// top (an element is only ever a parent, so it needs no node); `None` when the ids of
-    /// nodes and elements would meet.
+    /// A new element of the array of tables `n`.
     fn element(&mut self, n: u32) -> Option<u32> {
+        let e = self.fresh_id()?;
+        self.elems.insert(n, e);
+        Some(e)
+    }
+
+    /// An id for a table that is only ever a parent, never looked up by name (an element of
+    /// an array of tables, an inline table), so it needs no node: counted down from the
+    /// top; `None` when these ids and those of nodes would meet.
+    fn fresh_id(&mut self) -> Option<u32> {
         let e = self.next_elem;
         if e as usize <= self.nodes.len() {
             return None;
         }
         self.next_elem -= 1;
-        self.elems.insert(n, e);
         Some(e)
     }
 
@@ -439,15 +445,13 @@ impl Checker<'_> {
                 Some(_) => return None,
             };
         }
-        // Only an inline table needs a node: its keys are looked up below it.
+        // A key with a value, an inline table too: a table or dotted key of its name later
+        // (or earlier) is a conflict. An inline table is sealed, so it needs no node: its
+        // keys go below an id of its own.
+        self.claim_leaf(t, *last);
         let node = if self.peek() == Some(b'{') {
-            let (slot, found) = self.lookup(t, &self.s[last.0..last.1]);
-            if found.is_some() {
-                return None;
-            }
-            self.add(Some(slot), t, *last, Kind::Value)
+            self.fresh_id()?
         } else {
-            self.claim_leaf(t, *last);
             0
         };
         self.segs = segs;
@@ -623,7 +627,7 @@ impl Checker<'_> {
             }
             // An inline table element is a table of its own, reachable by no key.
             let own = if self.peek() == Some(b'{') {
-                self.add(None, u32::MAX, (0, 0), Kind::Value)
+                self.fresh_id()?
             } else {
                 0
             };

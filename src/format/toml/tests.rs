@@ -713,6 +713,8 @@ fn toml_edit_accepts(src: &[u8]) -> bool {
 #[test]
 fn the_fast_check_accepts_common_files() {
     let files = [
+        // Inline tables: the same key names in different ones.
+        "a = [{b = 1}, {b = 2}]\nc = {d = {e = 1}, f = {e = 1}}\n[t]\nc = {d = 1}\n",
         // Numbers, dates and times it reads through toml_edit one token at a time.
         "h = 0x1f\no = 0o17\nb = 0b1\nu = 1_000\ne = -1.5E-3\ni = -inf\nn = nan\n\
          d = 1979-05-27T07:32:00Z\nl = 1979-05-27 07:32:00.999+07:00\nt = 07:32:00\n\
@@ -759,6 +761,12 @@ fn the_fast_check_leaves_invalid_files_to_toml_edit() {
         "x = {a = 1, a = 2}\n",
         "x = {a = 1, a.b = 2}\n",
         "[[t]]\na = 1\na = 2\n",
+        // An inline table's name taken again, before or after; a key twice inside one.
+        "x = {a = 1}\n[x]\n",
+        "[t.x]\n[t]\nx = {a = 1}\n",
+        "x = {a = 1}\nx = 2\n",
+        "a = [{b = 1, b = 2}]\n",
+        "c = {d = {e = 1, e = 2}}\n",
         // Tokens toml_edit does not read as a value.
         "h = 0x\n",
         "h = 1__0\n",
