@@ -159,6 +159,26 @@ def deep_toml(size):
     return b"a = " + b"{b = " * n + b"1" + b"}" * n + b"\n"
 
 
+def toml_tables(size):
+    """A table header on every line: `[t0]`, `[t1]`, ... (a table each)."""
+    out = bytearray()
+    i = 0
+    while len(out) < size:
+        out += b"[t%d]\n" % i
+        i += 1
+    return bytes(out)
+
+
+def toml_inline_tables(size):
+    """A one-line inline table on every line: `x0={a=1}`, ... (a key and a table each)."""
+    out = bytearray()
+    i = 0
+    while len(out) < size:
+        out += b"x%d={a=1}\n" % i
+        i += 1
+    return bytes(out)
+
+
 def deep_jsonc(size):
     """Objects nested as deep as the size allows: `{"a": {"b": ... 1}}`."""
     n = (size - 12) // 7
@@ -365,6 +385,10 @@ def main():
                 rows += big_file_rows(bin_, tmp, fmt, gen, name, size, runs, only)
         if "crafted" in only:
             for what, fmt, gen, name in (("deep TOML nesting", "toml", deep_toml, "deep.toml"),
+                                         ("TOML table headers, one per line", "toml", toml_tables,
+                                          "tables.toml"),
+                                         ("TOML inline tables, one per line", "toml",
+                                          toml_inline_tables, "inline.toml"),
                                          ("deep JSONC nesting", "jsonc", deep_jsonc, "deep.jsonc"),
                                          ("interleaved BEGIN/END", "shell", interleaved, "il.sh"),
                                          ("many regions", "shell", many_regions, "regions.sh"),

@@ -560,3 +560,45 @@ fn sync_places_a_missing_key_region_in_its_template_table() {
     let other = got.find("[other]").expect("other");
     assert!(table < region && region < other, "{got}");
 }
+
+// ---------------------------------------------------------------- crafted files
+
+#[test]
+fn a_key_assigned_5001_times_reports_the_first_1000_duplicates_and_counts_the_rest() {
+    let src = "a = 1\n".repeat(5001);
+    let (dir, _) = util::with_file("x.toml", src.as_bytes());
+    let o = util::run(dir.path(), &["check", "x.toml", "--json"]);
+    assert_eq!(util::code(&o), 1, "{}", util::stderr(&o));
+    let out = util::json(&o);
+    let problems = out["files"][0]["problems"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{out}"));
+    let dups: Vec<&Value> = problems
+        .iter()
+        .filter(|p| p["kind"] == "duplicate-key")
+        .collect();
+    // The first 1,000 listed (lines 2 to 1001), then one saying how many more there are.
+    assert_eq!(dups.len(), 1001, "{out}");
+    assert_eq!(dups[0]["line"], 2);
+    assert_eq!(dups[999]["line"], 1001);
+    let last = dups[1000]["message"].as_str().unwrap_or_default();
+    assert!(
+        last.starts_with("4000 more `duplicate-key` problems"),
+        "{last}"
+    );
+    assert_eq!(dups[1000]["line"], 1002);
+}
+
+#[test]
+fn a_table_of_5000_distinct_keys_and_headers_checks_ok() {
+    let mut src = String::new();
+    for i in 0..5000 {
+        src.push_str(&format!("k{i} = {i}\n"));
+    }
+    for i in 0..5000 {
+        src.push_str(&format!("[t{i}]\nk = 1\n[[a]]\nk = {{x = 1}}\n"));
+    }
+    let (dir, _) = util::with_file("x.toml", src.as_bytes());
+    let o = util::run(dir.path(), &["check", "x.toml"]);
+    assert_eq!(util::code(&o), 0, "{}", util::stderr(&o));
+}

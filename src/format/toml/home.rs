@@ -29,7 +29,7 @@ pub(super) fn home(template: &Document<'_>, scan: &Scan, region: &Region) -> Hom
     }
     if let Some(h) = table_of(scan, region.begin.line.start).and_then(|i| scan.headers.get(i)) {
         home.path.push(Step {
-            key: plain_path(&scan.path(h)),
+            key: plain_path(&scan.path(&h, template.src)),
             array: h.array,
             order: h.line.start as u64,
             line: line_of(template.src, h.line.start),
@@ -40,7 +40,9 @@ pub(super) fn home(template: &Document<'_>, scan: &Scan, region: &Region) -> Hom
 
 /// The header in force at `offset` (`None`: the root table).
 fn table_of(scan: &Scan, offset: usize) -> Option<usize> {
-    scan.headers.iter().rposition(|h| h.line.start < offset)
+    scan.headers
+        .partition_point(|h| h.line.start < offset)
+        .checked_sub(1)
 }
 
 /// Where the missing region `id` goes in `doc`; `None` for a region that holds its own
@@ -57,22 +59,25 @@ pub(super) fn place(
     }
     let table = match home.path.first() {
         None => None,
-        Some(step) => match header_of(scan, &step.key) {
-            Some(h) if scan.headers[h].array != step.array => {
-                let what = |a: bool| if a { "an array of tables" } else { "a table" };
-                return Some(Err(format!(
-                    "line {}: `{}` is {} here, but {} in the template (its line {}); make \
+        Some(step) => {
+            match header_of(doc.src, scan, &step.key).and_then(|h| Some((h, scan.headers.get(h)?)))
+            {
+                Some((_, h)) if h.array != step.array => {
+                    let what = |a: bool| if a { "an array of tables" } else { "a table" };
+                    return Some(Err(format!(
+                        "line {}: `{}` is {} here, but {} in the template (its line {}); make \
                      them the same kind",
-                    line_of(doc.src, scan.headers[h].line.start),
-                    String::from_utf8_lossy(trim(scan.headers[h].line.of(doc.src))),
-                    what(scan.headers[h].array),
-                    what(step.array),
-                    step.line
-                )));
+                        line_of(doc.src, h.line.start),
+                        String::from_utf8_lossy(trim(h.line.of(doc.src))),
+                        what(h.array),
+                        what(step.array),
+                        step.line
+                    )));
+                }
+                Some((h, _)) => Some(h),
+                None => return Some(Ok(create_table(doc, scan, step, Some(id), all))),
             }
-            Some(h) => Some(h),
-            None => return Some(Ok(create_table(doc, scan, step, Some(id), all))),
-        },
+        }
     };
     let mut before: Option<(u64, usize)> = None;
     let mut after: Option<(u64, usize)> = None;
@@ -120,12 +125,13 @@ pub(super) fn remove_created(
     let src = doc.src;
     let Some(i) = scan
         .headers
-        .iter()
         .rposition(|h| trim(h.line.of(src)) == created.path.as_bytes())
     else {
         return Vec::new();
     };
-    let h = &scan.headers[i];
+    let Some(h) = scan.headers.get(i) else {
+        return Vec::new();
+    };
     if doc.region_at(h.line.start).is_some() {
         return Vec::new();
     }

@@ -22,6 +22,7 @@ use nom::{
     sequence::pair,
 };
 
+use super::packed::{Packed, Record, Records, offset};
 use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
 
 type In<'a> = &'a [u8];
@@ -315,23 +316,42 @@ fn key_seg(raw: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
-/// One step down the table tree.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Seg<'s> {
-    /// A key segment (decoded).
-    Key(&'s [u8]),
+/// The decoded text of the key segment written at `start..start + len` in `src`.
+fn name(src: &[u8], start: usize, len: usize) -> Cow<'_, [u8]> {
+    key_seg(src.get(start..start + len).unwrap_or_default())
+}
+
+/// One step down the table tree, as the tree keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stored {
+    /// A key segment: where it is written in the input (quotes included; decoded when
+    /// read: [`key_seg`]).
+    Key { start: usize, len: usize },
     /// The element of an array of tables whose `[[...]]` header starts at this offset.
     Elem(usize),
     /// An inline table inside an array: a table of its own, named by its container context.
     Inline(u32),
 }
 
-/// A stored [`Seg`]: key texts live in [`Tables::names`].
+/// [`Node::len`] of an element of an array of tables ([`Node::at`]: its header's offset).
+const ELEM_NODE: u32 = u32::MAX;
+/// [`Node::len`] of an inline table in an array ([`Node::at`]: its context).
+const INLINE_NODE: u32 = u32::MAX - 1;
+/// [`Node::len`] of a node whose segment did not fit ([`Node::at`]: its index in
+/// [`Tables::wide`]): an offset or a name length of 4 GiB or more.
+const WIDE_NODE: u32 = u32::MAX - 2;
+
+/// The first id of an element of an array of tables (kept in [`Tables::elems`]).
+const ELEM_ID: u32 = 1 << 31;
+
+/// A table: its parent and its segment, in 12 bytes.
 #[derive(Clone, Copy, Debug)]
-enum Stored {
-    Key { start: usize, len: usize },
-    Elem(usize),
-    Inline(u32),
+struct Node {
+    parent: u32,
+    /// A key segment's length, or one of [`ELEM_NODE`], [`INLINE_NODE`], [`WIDE_NODE`].
+    len: u32,
+    /// A key segment's start in the input, or as [`Node::len`] says.
+    at: u32,
 }
 
 /// Every table of a file as a tree: a table is its parent plus one segment, so no path is
@@ -340,11 +360,15 @@ enum Stored {
 #[derive(Clone, Debug)]
 struct Tables {
     /// Parent and segment of each table; id 0 is the root table.
-    nodes: Vec<(u32, Stored)>,
-    /// The texts of key segments, one after another.
-    names: Vec<u8>,
-    /// Hash of (parent, segment) to id; a collision moves on to the next slot.
-    index: FxHashMap<u64, u32>,
+    nodes: Vec<Node>,
+    /// The segments that do not fit in a [`Node`] (in files of 4 GiB or more).
+    wide: Vec<Stored>,
+    /// The elements of arrays of tables, packed (parent, header offset): table ids from
+    /// [`ELEM_ID`] on. A file of `[[a]]` lines costs a few bytes an element.
+    elems: Packed<2>,
+    /// The ids of the tables of key segments, by the hash of (parent, segment): 4 bytes
+    /// a table (elements and inline tables are never looked up, so not kept here).
+    index: hashbrown::HashTable<u32>,
 }
 
 impl Default for Tables {
@@ -356,56 +380,124 @@ impl Default for Tables {
 impl Tables {
     fn new() -> Self {
         Self {
-            nodes: vec![(u32::MAX, Stored::Elem(0))],
-            names: Vec::new(),
-            index: FxHashMap::default(),
+            nodes: vec![Node {
+                parent: u32::MAX,
+                len: ELEM_NODE,
+                at: 0,
+            }],
+            wide: Vec::new(),
+            elems: Packed::default(),
+            index: hashbrown::HashTable::new(),
         }
     }
 
-    fn is(&self, id: u32, parent: u32, seg: Seg<'_>) -> bool {
-        let Some(&(p, stored)) = self.nodes.get(id as usize) else {
-            return false;
-        };
-        p == parent
-            && match (stored, seg) {
-                (Stored::Key { start, len }, Seg::Key(k)) => {
-                    self.names.get(start..start + len) == Some(k)
-                }
-                (Stored::Elem(a), Seg::Elem(b)) => a == b,
-                (Stored::Inline(a), Seg::Inline(b)) => a == b,
-                _ => false,
-            }
-    }
-
-    /// The id of the table `seg` below `parent`, created on first use.
-    fn child(&mut self, parent: u32, seg: Seg<'_>) -> u32 {
+    fn hash(parent: u32, key: &[u8]) -> u64 {
         let mut h = FxBuildHasher.build_hasher();
         parent.hash(&mut h);
-        seg.hash(&mut h);
-        let mut slot = h.finish();
-        loop {
-            match self.index.get(&slot) {
-                Some(&id) if self.is(id, parent, seg) => return id,
-                Some(_) => slot = slot.wrapping_add(0x9e37_79b9_7f4a_7c15),
-                None => break,
+        key.hash(&mut h);
+        h.finish()
+    }
+
+    /// The hash of a key segment's table, as [`Tables::child`] computed it.
+    fn hash_of(nodes: &[Node], src: &[u8], wide: &[Stored], id: u32) -> u64 {
+        let key = |start: usize, len: usize| name(src, start, len);
+        match nodes.get(id as usize) {
+            Some(n) if n.len < WIDE_NODE => {
+                Self::hash(n.parent, &key(n.at as usize, n.len as usize))
             }
+            Some(n) => match wide.get(n.at as usize) {
+                Some(Stored::Key { start, len }) => Self::hash(n.parent, &key(*start, *len)),
+                _ => 0,
+            },
+            None => 0,
         }
-        let stored = match seg {
-            Seg::Key(k) => {
-                let start = self.names.len();
-                self.names.extend_from_slice(k);
-                Stored::Key {
-                    start,
-                    len: k.len(),
-                }
-            }
-            Seg::Elem(at) => Stored::Elem(at),
-            Seg::Inline(ctx) => Stored::Inline(ctx),
+    }
+
+    /// The parent and segment of table `id`.
+    fn node(&self, id: u32) -> Option<(u32, Stored)> {
+        if id & ELEM_ID != 0 {
+            let [parent, at] = self.elems.get((id & !ELEM_ID) as usize)?;
+            return Some((u32::try_from(parent).ok()?, Stored::Elem(offset(at))));
+        }
+        let n = self.nodes.get(id as usize)?;
+        let seg = match n.len {
+            ELEM_NODE => Stored::Elem(n.at as usize),
+            INLINE_NODE => Stored::Inline(n.at),
+            WIDE_NODE => *self.wide.get(n.at as usize)?,
+            len => Stored::Key {
+                start: n.at as usize,
+                len: len as usize,
+            },
         };
-        let id = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
-        self.nodes.push((parent, stored));
-        self.index.insert(slot, id);
+        Some((n.parent, seg))
+    }
+
+    /// A new table `seg` below `parent` (not indexed).
+    fn push(&mut self, parent: u32, seg: Stored) -> u32 {
+        let narrow = match seg {
+            Stored::Key { start, len } => u32::try_from(start)
+                .ok()
+                .zip(u32::try_from(len).ok().filter(|l| *l < WIDE_NODE))
+                .map(|(at, len)| (len, at)),
+            Stored::Elem(at) => u32::try_from(at).ok().map(|at| (ELEM_NODE, at)),
+            Stored::Inline(ctx) => Some((INLINE_NODE, ctx)),
+        };
+        let (len, at) = narrow.unwrap_or_else(|| {
+            self.wide.push(seg);
+            (
+                WIDE_NODE,
+                u32::try_from(self.wide.len() - 1).unwrap_or(u32::MAX),
+            )
+        });
+        // Past 2^31 tables (a file of tens of gigabytes) ids repeat: keys of different
+        // tables may then be taken for duplicates, never a panic.
+        let id = u32::try_from(self.nodes.len())
+            .unwrap_or(u32::MAX)
+            .min(ELEM_ID - 1);
+        self.nodes.push(Node { parent, len, at });
         id
+    }
+
+    /// The id of the table of the key segment written at `seg` in `src` below `parent`,
+    /// created on first use.
+    fn child(&mut self, parent: u32, src: &[u8], seg: Span) -> u32 {
+        let key = key_seg(seg.of(src));
+        let h = Self::hash(parent, &key);
+        if let Some(&id) = self.index.find(h, |&id| self.is(id, parent, &key, src)) {
+            return id;
+        }
+        let id = self.push(
+            parent,
+            Stored::Key {
+                start: seg.start,
+                len: seg.len(),
+            },
+        );
+        let (nodes, wide) = (&self.nodes, &self.wide);
+        self.index
+            .insert_unique(h, id, |&id| Self::hash_of(nodes, src, wide, id));
+        id
+    }
+
+    fn is(&self, id: u32, parent: u32, key: &[u8], src: &[u8]) -> bool {
+        match self.node(id) {
+            Some((p, Stored::Key { start, len })) => p == parent && *name(src, start, len) == *key,
+            _ => false,
+        }
+    }
+
+    /// A new element of the array of tables `parent`, its header at offset `at`.
+    fn elem(&mut self, parent: u32, at: usize) -> u32 {
+        let k = u32::try_from(self.elems.len())
+            .unwrap_or(u32::MAX)
+            .min(!ELEM_ID);
+        self.elems.push([u64::from(parent), at as u64]);
+        ELEM_ID | k
+    }
+
+    /// A new inline table in an array, of context `ctx`, below `parent`.
+    fn inline(&mut self, parent: u32, ctx: u32) -> u32 {
+        self.push(parent, Stored::Inline(ctx))
     }
 
     /// The steps from the table `id` up to (not including) the root, innermost first.
@@ -415,28 +507,15 @@ impl Tables {
             if at == 0 {
                 return None;
             }
-            let &(parent, stored) = self.nodes.get(at as usize)?;
+            let (parent, stored) = self.node(at)?;
             at = parent;
             Some(stored)
         })
     }
 
-    /// The text of a stored key segment.
-    fn name(&self, start: usize, len: usize) -> &[u8] {
-        self.names.get(start..start + len).unwrap_or_default()
-    }
-
-    /// The canonical path of a table (see [`Scan::path`]).
-    fn path(&self, id: u32) -> String {
-        let mut chain = Vec::new();
-        let mut at = id;
-        while at != 0 {
-            let Some(&(parent, stored)) = self.nodes.get(at as usize) else {
-                break;
-            };
-            chain.push(stored);
-            at = parent;
-        }
+    /// The canonical path of a table in `src` (see [`Scan::path`]).
+    fn path(&self, id: u32, src: &[u8]) -> String {
+        let chain: Vec<Stored> = self.chain(id).collect();
         let mut out = String::new();
         for (k, stored) in chain.iter().rev().enumerate() {
             match *stored {
@@ -444,7 +523,7 @@ impl Tables {
                     if k > 0 {
                         out.push(SEP);
                     }
-                    out.push_str(&String::from_utf8_lossy(self.name(start, len)));
+                    out.push_str(&String::from_utf8_lossy(&name(src, start, len)));
                 }
                 Stored::Elem(at) => {
                     out.push(ELEM);
@@ -458,11 +537,9 @@ impl Tables {
 
     /// The table reached from `base` through the key segments `segs` of `src`.
     fn walk(&mut self, base: u32, src: &[u8], segs: &[Span]) -> u32 {
-        segs.iter()
-            .fold(base, |t, s| self.child(t, Seg::Key(&key_seg(s.of(src)))))
+        segs.iter().fold(base, |t, s| self.child(t, src, *s))
     }
 }
-
 /// A `[table]` or `[[array.of.tables]]` header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Header {
@@ -485,6 +562,44 @@ pub(crate) struct Stmt {
     pub(crate) header: Option<u32>,
 }
 
+impl Record for Header {
+    fn fields(&self) -> [u64; 4] {
+        [
+            self.line.start as u64,
+            self.line.end as u64,
+            u64::from(self.table),
+            u64::from(self.array),
+        ]
+    }
+    fn from_fields(f: [u64; 4]) -> Self {
+        Self {
+            line: Span::new(offset(f[0]), offset(f[1])),
+            table: u32::try_from(f[2]).unwrap_or(u32::MAX),
+            array: f[3] != 0,
+        }
+    }
+}
+
+impl Record for Stmt {
+    fn fields(&self) -> [u64; 4] {
+        [
+            self.key.start as u64,
+            self.key.end as u64,
+            self.end as u64,
+            self.header.map_or(0, |h| u64::from(h) + 1),
+        ]
+    }
+    fn from_fields(f: [u64; 4]) -> Self {
+        Self {
+            key: Span::new(offset(f[0]), offset(f[1])),
+            end: offset(f[2]),
+            header: f[3]
+                .checked_sub(1)
+                .map(|h| u32::try_from(h).unwrap_or(u32::MAX)),
+        }
+    }
+}
+
 impl Stmt {
     /// The key's first segment.
     pub(crate) fn first(&self, src: &[u8]) -> Span {
@@ -501,10 +616,10 @@ impl Stmt {
 pub(crate) struct Scan {
     /// What the engine needs.
     pub(crate) lexed: Lexed,
-    /// Table headers, in file order.
-    pub(crate) headers: Vec<Header>,
-    /// Key/value statements of tables, in file order.
-    pub(crate) stmts: Vec<Stmt>,
+    /// Table headers, in file order (packed: a few bytes each).
+    pub(crate) headers: Records<Header>,
+    /// Key/value statements of tables, in file order (packed: a few bytes each).
+    pub(crate) stmts: Records<Stmt>,
     /// Lines that start inside a multi-line string (a subset of the inner lines), in order.
     pub(crate) string_lines: Vec<Span>,
     /// The table tree the headers name.
@@ -517,24 +632,37 @@ impl Scan {
     /// The resolved canonical path of a header: decoded segments joined by [`SEP`], each
     /// array of tables followed by [`ELEM`] and the line start of its element's `[[...]]`
     /// header. Built on demand: the lexer stores none.
-    pub(crate) fn path(&self, h: &Header) -> String {
-        self.tables.path(h.table)
+    pub(crate) fn path(&self, h: &Header, src: &[u8]) -> String {
+        self.tables.path(h.table, src)
+    }
+
+    /// How many tables of keys the file has (not counting the root, elements of arrays of
+    /// tables and inline tables in arrays).
+    pub(crate) fn tables_len(&self) -> usize {
+        self.tables
+            .nodes
+            .iter()
+            .filter(|n| n.len != ELEM_NODE && n.len != INLINE_NODE)
+            .count()
+            .saturating_sub(1)
     }
 
     /// The first segment of a header's path (without an element number).
-    pub(crate) fn first(&self, h: &Header) -> String {
-        String::from_utf8_lossy(self.first_name(h)).into_owned()
+    pub(crate) fn first(&self, h: &Header, src: &[u8]) -> String {
+        String::from_utf8_lossy(&self.first_name(h, src)).into_owned()
     }
 
-    /// The decoded first segment of a header's path, borrowed.
-    pub(crate) fn first_name(&self, h: &Header) -> &[u8] {
-        let mut name: &[u8] = b"";
+    /// The decoded first segment of a header's path (borrowed from `src` when bare).
+    pub(crate) fn first_name<'s>(&self, h: &Header, src: &'s [u8]) -> Cow<'s, [u8]> {
+        let mut first = None;
         for s in self.tables.chain(h.table) {
             if let Stored::Key { start, len } = s {
-                name = self.tables.name(start, len);
+                first = Some((start, len));
             }
         }
-        name
+        first.map_or(Cow::Borrowed(&b""[..]), |(start, len)| {
+            name(src, start, len)
+        })
     }
 
     /// True when the header's path holds an element number (its table is, or lies inside,
@@ -547,7 +675,14 @@ impl Scan {
 
     /// True when two headers of plain tables (not [`Scan::in_array`]), `h` of this scan and
     /// `oh` of `other`, have the same path; compared without building either.
-    pub(crate) fn same_plain_path(&self, h: &Header, other: &Self, oh: &Header) -> bool {
+    pub(crate) fn same_plain_path(
+        &self,
+        h: &Header,
+        src: &[u8],
+        other: &Self,
+        oh: &Header,
+        other_src: &[u8],
+    ) -> bool {
         let mut a = self.tables.chain(h.table);
         let mut b = other.tables.chain(oh.table);
         loop {
@@ -559,7 +694,7 @@ impl Scan {
                         start: ostart,
                         len: olen,
                     }),
-                ) if self.tables.name(start, len) == other.tables.name(ostart, olen) => {}
+                ) if name(src, start, len) == name(other_src, ostart, olen) => {}
                 _ => return false,
             }
         }
@@ -575,12 +710,13 @@ enum Frame {
     Inline { ctx: u32, open: usize, table: u32 },
 }
 
-/// What the rest of the current top-level line finishes.
+/// What the rest of the current top-level line finishes: a statement or header is recorded
+/// once its line ends.
 #[derive(Clone, Copy, Debug)]
 enum Pending {
     Nothing,
-    Stmt(usize),
-    Header(usize),
+    Stmt(Stmt),
+    Header(Header),
 }
 
 struct Lexer<'a> {
@@ -601,8 +737,8 @@ struct Lexer<'a> {
     tail: Option<Pending>,
     next_ctx: u32,
     tables: Tables,
-    /// Arrays of tables and the line start of their latest element's header.
-    aot: FxHashMap<u32, usize>,
+    /// Arrays of tables and the table of their latest element.
+    aot: FxHashMap<u32, u32>,
     /// The table of the current `[header]`.
     cur_table: u32,
     /// The table an inline table inside an array value is placed under.
@@ -623,9 +759,8 @@ pub(crate) fn scan(src: &[u8]) -> Scan {
 #[must_use]
 pub(crate) fn scan_keeping(src: &[u8], keep: crate::lex::Keep) -> Scan {
     let mut scan = Scan::default();
-    // About one key, one statement per 40 bytes in typical files.
+    // About one key per 40 bytes in typical files.
     scan.lexed.keys.reserve(src.len() / 40);
-    scan.stmts.reserve(src.len() / 40);
     let mut lx = Lexer {
         src,
         pos: if src.starts_with(b"\xef\xbb\xbf") {
@@ -712,6 +847,15 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// Sets what the rest of the line finishes, recording what a previous line left open
+    /// (a line always ends first: this is only a safeguard).
+    fn set_tail(&mut self, p: Pending) {
+        if let Some(old) = self.tail.take() {
+            self.finish_pending(old);
+        }
+        self.tail = Some(p);
+    }
+
     fn finish(mut self) -> Scan {
         let len = self.src.len();
         if let Some(f) = self.frames.first() {
@@ -742,7 +886,7 @@ impl<'a> Lexer<'a> {
         merged.truncate(kept);
         merged.shrink_to_fit();
         self.scan.lexed.inner_lines = merged.into();
-        self.tables.index = FxHashMap::default();
+        self.tables.index = hashbrown::HashTable::new();
         self.scan.tables = self.tables;
         self.scan
     }
@@ -902,15 +1046,13 @@ impl<'a> Lexer<'a> {
     fn finish_pending(&mut self, p: Pending) {
         match p {
             Pending::Nothing => {}
-            Pending::Stmt(i) => {
-                if let Some(s) = self.scan.stmts.get_mut(i) {
-                    s.end = self.pos;
-                }
+            Pending::Stmt(mut s) => {
+                s.end = self.pos;
+                self.scan.stmts.push(s);
             }
-            Pending::Header(i) => {
-                if let Some(h) = self.scan.headers.get_mut(i) {
-                    h.line.end = self.pos;
-                }
+            Pending::Header(mut h) => {
+                h.line.end = self.pos;
+                self.scan.headers.push(h);
             }
         }
     }
@@ -973,27 +1115,29 @@ impl<'a> Lexer<'a> {
             let Some(s) = self.segs.get(k).copied() else {
                 break;
             };
-            node = self.tables.child(node, Seg::Key(&key_seg(s.of(self.src))));
+            node = self.tables.child(node, self.src, s);
             if !(array && k + 1 == n)
-                && let Some(&at) = self.aot.get(&node)
+                && let Some(&elem) = self.aot.get(&node)
             {
-                node = self.tables.child(node, Seg::Elem(at));
+                node = elem;
             }
         }
         if array {
-            self.aot.insert(node, ls);
-            node = self.tables.child(node, Seg::Elem(ls));
+            let elem = self.tables.elem(node, ls);
+            self.aot.insert(node, elem);
+            node = elem;
         }
         self.cur_table = node;
         self.value_base = node;
-        let idx = self.scan.headers.len();
-        self.cur_header = u32::try_from(idx).ok();
-        self.scan.headers.push(Header {
+        if let Some(old) = self.tail.take() {
+            self.finish_pending(old);
+        }
+        self.cur_header = u32::try_from(self.scan.headers.len()).ok();
+        self.set_tail(Pending::Header(Header {
             line: Span::new(ls, self.src.len()),
             table: node,
             array,
-        });
-        self.tail = Some(Pending::Header(idx));
+        }));
     }
 
     /// Records the key in `self.segs` (context: `base` extended by the dotted prefix) and
@@ -1013,10 +1157,7 @@ impl<'a> Lexer<'a> {
         } else {
             self.scan.lexed.keys.push(key);
         }
-        let table = want_table.then(|| {
-            self.tables
-                .child(context, Seg::Key(&key_seg(last.of(self.src))))
-        });
+        let table = want_table.then(|| self.tables.child(context, self.src, last));
         self.segs = segs;
         table
     }
@@ -1028,13 +1169,11 @@ impl<'a> Lexer<'a> {
             self.tail = Some(Pending::Nothing);
             return;
         };
-        let idx = self.scan.stmts.len();
-        self.scan.stmts.push(Stmt {
+        self.set_tail(Pending::Stmt(Stmt {
             key: span,
             end: self.src.len(),
             header: self.cur_header,
-        });
-        self.tail = Some(Pending::Stmt(idx));
+        }));
         let sep = keyval_sep(self.rest()).ok().map(|(r, _)| r);
         let wants_table = sep.is_some_and(|r| r.first() == Some(&b'{'));
         let table = self.record_key(self.cur_table, wants_table);
@@ -1066,7 +1205,7 @@ impl<'a> Lexer<'a> {
                 let table = match table {
                     Some(t) => t,
                     // An inline table inside an array: a table of its own.
-                    None => self.tables.child(self.value_base, Seg::Inline(ctx)),
+                    None => self.tables.inline(self.value_base, ctx),
                 };
                 self.frames.push(Frame::Inline {
                     ctx,

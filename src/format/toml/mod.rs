@@ -2,6 +2,7 @@
 //!
 //! - [`lexer`]: the nom lexer (comments, strings, tables, keys, multi-line values);
 //! - [`normalize`](mod@normalize): the hash's normalized form of a body (frozen);
+//! - [`packed`](mod@packed): statements and headers kept as a few bytes each;
 //! - [`place`](mod@place): where a new region goes (`--at table:a.b`, the root table's keys,
 //!   the end of the file) and how its body is indented;
 //! - [`validate`](mod@validate): scope safety (`scope-capture`) and the toml_edit check.
@@ -11,6 +12,7 @@ mod lexer;
 mod normalize;
 #[cfg(test)]
 mod oracle;
+mod packed;
 mod place;
 mod sure;
 mod validate;
@@ -104,8 +106,8 @@ impl Syntax for Toml {
         let s = scan_of(doc);
         let table = s
             .headers
-            .iter()
-            .rposition(|h| h.line.start < offset)
+            .partition_point(|h| h.line.start < offset)
+            .checked_sub(1)
             .and_then(|h| u32::try_from(h).ok());
         s.stmts
             .iter()

@@ -135,8 +135,7 @@ fn table(doc: &Document<'_>, scan: &Scan, t: &str) -> Result<Placement, String> 
     let want = segs.join(&SEP.to_string());
     let found = scan
         .headers
-        .iter()
-        .rposition(|h| plain_path(&scan.path(h)) == want);
+        .rposition(|h| plain_path(&scan.path(h, doc.src)) == want);
     if let Some(h) = found {
         return Ok(Placement {
             offset: table_keys_end(doc, scan, Some(h)),
@@ -182,8 +181,9 @@ fn own_end(doc: &Document<'_>, scan: &Scan, header: Option<usize>) -> Option<usi
     let h32 = header.and_then(|h| u32::try_from(h).ok());
     // Statements are in file order; the table's own ones lie between start and limit.
     let from = scan.stmts.partition_point(|s| s.key.start < start);
-    let mut end = scan.stmts[from..]
-        .iter()
+    let mut end = scan
+        .stmts
+        .iter_from(from)
         .take_while(|s| s.key.start < limit)
         .filter(|s| s.header == h32)
         .map(|s| s.end)
@@ -313,10 +313,9 @@ pub(super) fn reindent(body: &[u8], indent: &[u8]) -> Vec<u8> {
 }
 
 /// The header of the table `key` (canonical, plain), the last one when repeated.
-pub(super) fn header_of(scan: &Scan, key: &str) -> Option<usize> {
+pub(super) fn header_of(src: &[u8], scan: &Scan, key: &str) -> Option<usize> {
     scan.headers
-        .iter()
-        .rposition(|h| plain_path(&scan.path(h)) == key)
+        .rposition(|h| plain_path(&scan.path(h, src)) == key)
 }
 
 /// A new header for the table `step`, placed among the tables in template order: after the
@@ -340,7 +339,7 @@ pub(super) fn create_table(
         if s.key == step.key {
             continue;
         }
-        let Some(h) = header_of(scan, &s.key) else {
+        let Some(h) = header_of(src, scan, &s.key) else {
             continue;
         };
         if s.order < step.order && before.is_none_or(|(o, _)| o < s.order) {
@@ -350,9 +349,10 @@ pub(super) fn create_table(
             let first = scan
                 .headers
                 .iter()
-                .position(|x| plain_path(&scan.path(x)) == s.key)
+                .position(|x| plain_path(&scan.path(&x, src)) == s.key)
                 .unwrap_or(h);
-            after = Some((s.order, above_comments(doc, scan.headers[first].line.start)));
+            let at = scan.headers.get(first).map_or(src.len(), |x| x.line.start);
+            after = Some((s.order, above_comments(doc, at)));
         }
     }
     let boundary = match (before, after) {

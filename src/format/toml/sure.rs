@@ -7,7 +7,8 @@
 //! headers; keys bare, or quoted without escapes, dotted up to 16 segments; basic and
 //! literal strings (single- and multi-line) with the simple escapes and `\u`/`\U`; decimal
 //! integers of up to 18 digits without underscores; decimal fractions without an exponent;
-//! booleans; arrays over several lines with comments and a trailing comma; inline tables on
+//! other numbers, dates and times as toml_edit reads each token alone (no parse of the whole
+//! file); booleans; arrays over several lines with comments and a trailing comma; inline tables on
 //! one line. Nesting up to 16 containers. Comments and strings without control characters.
 //! Tables and keys follow the TOML rules for defining each key and table once: a key or
 //! table defined twice, a table defined after a key of its name, a key extending a table
@@ -30,39 +31,88 @@ enum Kind {
     Header,
     /// A table dotted keys made (`a` in `a.b = 1`).
     Dotted,
-    /// A key with a value (an inline table included: it is sealed).
+    /// A key with a value (kept as a leaf hash, never as a node: see [`Checker::leaves`]).
     Value,
-    /// An array of tables; its latest element is [`Node::elem`].
+    /// An array of tables; its latest element is in [`Checker::elems`].
     Array,
 }
 
+/// A table (or an inline table's key), in 12 bytes: offsets fit in 32 bits, as the check
+/// is only made on files under 4 GiB, and a name's length in 29 (a longer one is left to
+/// toml_edit).
 #[derive(Clone, Copy, Debug)]
 struct Node {
     parent: u32,
-    /// The key's text in the input (between the quotes of a quoted key).
-    name: (usize, usize),
-    kind: Kind,
-    /// For [`Kind::Array`]: the table of its latest element.
-    elem: u32,
+    /// Where the key's text starts in the input (inside the quotes of a quoted key).
+    start: u32,
+    /// The text's length, and the [`Kind`] in the top three bits.
+    len_kind: u32,
 }
 
-/// In [`Checker::index`]: a key with a value (not a table), kept without a node: its name
-/// is not stored, so finding it again (or a hash collision with it) always counts as a
-/// conflict, which sends the file to toml_edit.
-const LEAF: u32 = u32::MAX;
+/// Where [`Node::len_kind`] keeps the kind.
+const KIND_SHIFT: u32 = 29;
+
+impl Kind {
+    const ALL: [Self; 5] = [
+        Self::Implicit,
+        Self::Header,
+        Self::Dotted,
+        Self::Value,
+        Self::Array,
+    ];
+}
+
+impl Node {
+    fn kind(&self) -> Kind {
+        Kind::ALL
+            .get((self.len_kind >> KIND_SHIFT) as usize)
+            .copied()
+            .unwrap_or(Kind::Value)
+    }
+
+    fn set_kind(&mut self, kind: Kind) {
+        let k = Kind::ALL.iter().position(|x| *x == kind).unwrap_or(0);
+        let k = u32::try_from(k).unwrap_or(0);
+        self.len_kind = (self.len_kind & ((1 << KIND_SHIFT) - 1)) | (k << KIND_SHIFT);
+    }
+
+    fn name<'s>(&self, s: &'s [u8]) -> &'s [u8] {
+        let len = self.len_kind & ((1 << KIND_SHIFT) - 1);
+        let start = self.start as usize;
+        s.get(start..start + len as usize).unwrap_or_default()
+    }
+}
 
 struct Checker<'a> {
     s: &'a [u8],
     p: usize,
     nodes: Vec<Node>,
-    index: FxHashMap<u64, u32>,
+    /// Named tables by the hash of (parent, name): 4 bytes a table.
+    index: hashbrown::HashTable<u32>,
+    /// The hash of (parent, name) of each key with a value (not a table), kept without a
+    /// node: 8 bytes a key. Checked when the file is read: two equal ones, or one equal to
+    /// a named table's (a repeated key, a key also defined as a table, or a hash collision),
+    /// send the file to toml_edit.
+    leaves: Vec<u64>,
+    /// Each array of tables and the id of its latest element.
+    elems: FxHashMap<u32, u32>,
+    /// The id of the next element of an array of tables (see [`Checker::element`]).
+    next_elem: u32,
+    /// Set when a node took an id elements use.
+    clash: bool,
     /// Key segments of the key being read: (start, end) of each name.
     segs: Vec<(usize, usize)>,
 }
 
 /// True when toml_edit is sure to accept `src`; false when it must decide.
 pub(super) fn surely_valid(src: &[u8]) -> bool {
-    if std::str::from_utf8(src).is_err() {
+    surely_valid_sized(src, 0)
+}
+
+/// As [`surely_valid`], given about how many tables `src` has (the lexer's count, so that
+/// the index of tables is made once at its size).
+pub(super) fn surely_valid_sized(src: &[u8], tables: usize) -> bool {
+    if std::str::from_utf8(src).is_err() || u32::try_from(src.len()).is_err() {
         return false;
     }
     let mut c = Checker {
@@ -74,14 +124,17 @@ pub(super) fn surely_valid(src: &[u8]) -> bool {
         },
         nodes: vec![Node {
             parent: u32::MAX,
-            name: (0, 0),
-            kind: Kind::Header,
-            elem: 0,
+            start: 0,
+            len_kind: 1 << KIND_SHIFT,
         }],
-        index: FxHashMap::with_capacity_and_hasher(src.len() / 32, FxBuildHasher),
+        elems: FxHashMap::default(),
+        next_elem: u32::MAX - 1,
+        clash: false,
+        index: hashbrown::HashTable::with_capacity(tables),
+        leaves: Vec::new(),
         segs: Vec::new(),
     };
-    c.document().is_some()
+    c.document().is_some() && !c.clash && c.leaves_unique()
 }
 
 /// True for the bytes that may follow a scalar value.
@@ -200,58 +253,68 @@ impl Checker<'_> {
         h.finish()
     }
 
-    /// Records the plain key `name` in `parent` with one probe of the index in the common
-    /// case; `None` when the name is taken (or its slot holds another leaf: a collision is
-    /// taken as a conflict).
-    fn claim_leaf(&mut self, parent: u32, name: (usize, usize)) -> Option<()> {
-        let text = &self.s[name.0..name.1];
-        let mut slot = Self::slot_of(parent, text);
-        loop {
-            match self.index.entry(slot) {
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(LEAF);
-                    return Some(());
-                }
-                std::collections::hash_map::Entry::Occupied(o) => {
-                    let id = *o.get();
-                    let n = self.nodes.get(id as usize)?;
-                    if n.parent == parent && &self.s[n.name.0..n.name.1] == text {
-                        return None;
-                    }
-                    slot = slot.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                }
-            }
-        }
+    /// The text of a node's name.
+    fn name(&self, n: &Node) -> &[u8] {
+        n.name(self.s)
     }
 
-    fn lookup(&self, parent: u32, name: &[u8]) -> (u64, Option<u32>) {
-        let mut slot = Self::slot_of(parent, name);
-        loop {
-            match self.index.get(&slot) {
-                Some(&LEAF) => return (slot, Some(LEAF)),
-                Some(&id) => {
-                    let n = self.nodes[id as usize];
-                    if n.parent == parent && &self.s[n.name.0..n.name.1] == name {
-                        return (slot, Some(id));
-                    }
-                    slot = slot.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                }
-                None => return (slot, None),
-            }
+    /// Records the plain key `name` in `parent` (checked when the file is read:
+    /// [`Checker::leaves_unique`]).
+    fn claim_leaf(&mut self, parent: u32, name: (usize, usize)) {
+        let h = Self::slot_of(parent, &self.s[name.0..name.1]);
+        self.leaves.push(h);
+    }
+
+    /// True when no two keys with values share a parent and a name (or a hash), and none
+    /// has the name of a table of its parent.
+    fn leaves_unique(&mut self) -> bool {
+        self.leaves.sort_unstable();
+        if self.leaves.windows(2).any(|w| w[0] == w[1]) {
+            return false;
         }
+        !self.nodes.iter().skip(1).any(|n| {
+            self.leaves
+                .binary_search(&Self::slot_of(n.parent, self.name(n)))
+                .is_ok()
+        })
+    }
+
+    /// The hash of `name` in `parent`, and its table when there is one.
+    fn lookup(&self, parent: u32, name: &[u8]) -> (u64, Option<u32>) {
+        let h = Self::slot_of(parent, name);
+        let found = self.index.find(h, |&id| {
+            self.nodes
+                .get(id as usize)
+                .is_some_and(|n| n.parent == parent && self.name(n) == name)
+        });
+        (h, found.copied())
     }
 
     /// A new node; `slot` from [`Checker::lookup`] (`None`: not found by name).
     fn add(&mut self, slot: Option<u64>, parent: u32, name: (usize, usize), kind: Kind) -> u32 {
         let id = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
-        self.nodes.push(Node {
+        // Ids of nodes and elements met: not sure (a file of billions of tables).
+        self.clash |= id >= self.next_elem;
+        // The input is under 4 GiB (checked before reading it); a name of 512 MiB or more
+        // is left to toml_edit.
+        let len = u32::try_from(name.1 - name.0)
+            .ok()
+            .filter(|l| *l < 1 << KIND_SHIFT);
+        self.clash |= len.is_none();
+        let mut node = Node {
             parent,
-            name,
-            kind,
-            elem: 0,
-        });
-        if let Some(slot) = slot {
-            self.index.insert(slot, id);
+            start: u32::try_from(name.0).unwrap_or(u32::MAX),
+            len_kind: len.unwrap_or(0),
+        };
+        node.set_kind(kind);
+        self.nodes.push(node);
+        if let Some(h) = slot {
+            let (nodes, s) = (&self.nodes, self.s);
+            self.index.insert_unique(h, id, |&id| {
+                nodes
+                    .get(id as usize)
+                    .map_or(0, |n| Self::slot_of(n.parent, n.name(s)))
+            });
         }
         id
     }
@@ -275,27 +338,25 @@ impl Checker<'_> {
             let (slot, found) = self.lookup(t, &self.s[a..b]);
             t = match found {
                 None => self.add(Some(slot), t, (a, b), Kind::Implicit),
-                Some(LEAF) => return None,
-                Some(n) => match self.nodes[n as usize].kind {
+                Some(n) => match self.nodes[n as usize].kind() {
                     Kind::Implicit | Kind::Header => n,
-                    Kind::Array => self.nodes[n as usize].elem,
+                    Kind::Array => *self.elems.get(&n)?,
                     Kind::Dotted | Kind::Value => return None,
                 },
             };
         }
         let (slot, found) = self.lookup(t, &self.s[last.0..last.1]);
         let table = match (found, array) {
-            (Some(LEAF), _) => return None,
             (None, false) => self.add(Some(slot), t, *last, Kind::Header),
-            (Some(n), false) if self.nodes[n as usize].kind == Kind::Implicit => {
-                self.nodes[n as usize].kind = Kind::Header;
+            (Some(n), false) if self.nodes[n as usize].kind() == Kind::Implicit => {
+                self.nodes[n as usize].set_kind(Kind::Header);
                 n
             }
             (None, true) => {
                 let n = self.add(Some(slot), t, *last, Kind::Array);
-                self.element(n)
+                self.element(n)?
             }
-            (Some(n), true) if self.nodes[n as usize].kind == Kind::Array => self.element(n),
+            (Some(n), true) if self.nodes[n as usize].kind() == Kind::Array => self.element(n)?,
             _ => return None,
         };
         self.segs = segs;
@@ -303,10 +364,22 @@ impl Checker<'_> {
     }
 
     /// A new element of the array of tables `n`.
-    fn element(&mut self, n: u32) -> u32 {
-        let e = self.add(None, n, (0, 0), Kind::Header);
-        self.nodes[n as usize].elem = e;
-        e
+    fn element(&mut self, n: u32) -> Option<u32> {
+        let e = self.fresh_id()?;
+        self.elems.insert(n, e);
+        Some(e)
+    }
+
+    /// An id for a table that is only ever a parent, never looked up by name (an element of
+    /// an array of tables, an inline table), so it needs no node: counted down from the
+    /// top; `None` when these ids and those of nodes would meet.
+    fn fresh_id(&mut self) -> Option<u32> {
+        let e = self.next_elem;
+        if e as usize <= self.nodes.len() {
+            return None;
+        }
+        self.next_elem -= 1;
+        Some(e)
     }
 
     /// A dotted key into `self.segs`.
@@ -368,19 +441,17 @@ impl Checker<'_> {
             let (slot, found) = self.lookup(t, &self.s[a..b]);
             t = match found {
                 None => self.add(Some(slot), t, (a, b), Kind::Dotted),
-                Some(n) if n != LEAF && self.nodes[n as usize].kind == Kind::Dotted => n,
+                Some(n) if self.nodes[n as usize].kind() == Kind::Dotted => n,
                 Some(_) => return None,
             };
         }
-        // Only an inline table needs a node: its keys are looked up below it.
+        // A key with a value, an inline table too: a table or dotted key of its name later
+        // (or earlier) is a conflict. An inline table is sealed, so it needs no node: its
+        // keys go below an id of its own.
+        self.claim_leaf(t, *last);
         let node = if self.peek() == Some(b'{') {
-            let (slot, found) = self.lookup(t, &self.s[last.0..last.1]);
-            if found.is_some() {
-                return None;
-            }
-            self.add(Some(slot), t, *last, Kind::Value)
+            self.fresh_id()?
         } else {
-            self.claim_leaf(t, *last)?;
             0
         };
         self.segs = segs;
@@ -396,10 +467,36 @@ impl Checker<'_> {
             b'f' if self.s[self.p..].starts_with(b"false") => self.p += 5,
             b'[' => return self.array(depth + 1),
             b'{' => return self.inline_table(node, depth + 1),
-            b'0'..=b'9' | b'+' | b'-' => self.number()?,
+            b'0'..=b'9' | b'+' | b'-' | b'i' | b'n' => {
+                let at = self.p;
+                if self.number().is_none() || !ends_value(self.peek()) {
+                    self.p = at;
+                    self.other_scalar()?;
+                }
+            }
             _ => return None,
         }
         ends_value(self.peek()).then_some(())
+    }
+
+    /// A scalar outside the subset (a date or time, a hexadecimal, octal or binary integer,
+    /// an exponent, underscores, `inf`, `nan`): its bare token, checked alone by toml_edit.
+    /// A value's grammar is the same in any place, so the check stays no looser than
+    /// toml_edit; and a token is a few bytes, so a file of a million dates costs a million
+    /// small parses, not a parse of the whole file (which takes about 50 times its size).
+    fn other_scalar(&mut self) -> Option<()> {
+        let (rest, token) = super::lexer::bare_value(&self.s[self.p..]).ok()?;
+        let v: toml_edit::Value = std::str::from_utf8(token).ok()?.parse().ok()?;
+        if !matches!(
+            v,
+            toml_edit::Value::Integer(_)
+                | toml_edit::Value::Float(_)
+                | toml_edit::Value::Datetime(_)
+        ) {
+            return None;
+        }
+        self.p = self.s.len() - rest.len();
+        Some(())
     }
 
     fn number(&mut self) -> Option<()> {
@@ -530,7 +627,7 @@ impl Checker<'_> {
             }
             // An inline table element is a table of its own, reachable by no key.
             let own = if self.peek() == Some(b'{') {
-                self.add(None, u32::MAX, (0, 0), Kind::Value)
+                self.fresh_id()?
             } else {
                 0
             };

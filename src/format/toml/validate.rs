@@ -13,7 +13,8 @@
 
 use std::collections::HashSet;
 
-use super::lexer::{ELEM, Scan, key_text};
+use super::lexer::{ELEM, Header, Scan, key_text};
+use super::packed::Cursor;
 use super::place::line_of;
 use crate::document::{Document, Region};
 use crate::marker::Identity;
@@ -34,7 +35,7 @@ pub(super) fn check_input(src: &[u8], scan: &Scan) -> Result<(), String> {
             super::lexer::MAX_DEPTH
         ));
     }
-    if super::sure::surely_valid(src) {
+    if super::sure::surely_valid_sized(src, scan.tables_len()) {
         return Ok(());
     }
     let Ok(text) = std::str::from_utf8(src) else {
@@ -191,24 +192,22 @@ impl<'a> Side<'a> {
             ),
         }
     }
-
-    /// The header at index `h`.
-    fn header(&self, h: Option<u32>) -> Option<&super::lexer::Header> {
-        h.and_then(|h| self.scan.headers.get(h as usize))
-    }
 }
 
 /// True when header `a` of the old side and header `b` of the new one (`None`: the root
 /// table) name the same table: the same path, each array-of-tables element identified by
 /// where its header is ([`Where`]). Plain paths are compared in the table trees, without
 /// building them.
-fn same_table(old: &Side<'_>, a: Option<u32>, new: &Side<'_>, b: Option<u32>) -> bool {
-    match (old.header(a), new.header(b)) {
+fn same_table(old: &Side<'_>, a: Option<Header>, new: &Side<'_>, b: Option<Header>) -> bool {
+    match (a, b) {
         (None, None) => true,
-        (Some(ha), Some(hb)) => match (old.scan.in_array(ha), new.scan.in_array(hb)) {
-            (false, false) => old.scan.same_plain_path(ha, new.scan, hb),
+        (Some(ha), Some(hb)) => match (old.scan.in_array(&ha), new.scan.in_array(&hb)) {
+            (false, false) => old
+                .scan
+                .same_plain_path(&ha, old.src, new.scan, &hb, new.src),
             (true, true) => {
-                old.stable_path(&old.scan.path(ha)) == new.stable_path(&new.scan.path(hb))
+                old.stable_path(&old.scan.path(&ha, old.src))
+                    == new.stable_path(&new.scan.path(&hb, new.src))
             }
             _ => false,
         },
@@ -218,7 +217,7 @@ fn same_table(old: &Side<'_>, a: Option<u32>, new: &Side<'_>, b: Option<u32>) ->
 
 /// Every statement and header outside the written regions keeps its table.
 fn scope(old: &Side<'_>, new: &Side<'_>) -> Result<(), String> {
-    fn tracked<'s>(s: &'s Side<'s>) -> impl Iterator<Item = (Where, &'s super::lexer::Stmt)> {
+    fn tracked<'s>(s: &'s Side<'s>) -> impl Iterator<Item = (Where, super::lexer::Stmt)> {
         s.scan
             .stmts
             .iter()
@@ -226,7 +225,10 @@ fn scope(old: &Side<'_>, new: &Side<'_>) -> Result<(), String> {
             .filter(|(w, _)| *w != Where::Changed)
     }
     let (mut a, mut b) = (tracked(old), tracked(new));
-    // Statements come in runs under one header: each pair of headers is compared once.
+    // Statements come in runs under one header: each pair of headers is compared once, and
+    // the (packed) headers are read in order.
+    let mut old_headers = Cursor::new(&old.scan.headers);
+    let mut new_headers = Cursor::new(&new.scan.headers);
     let mut last: Option<(Option<u32>, Option<u32>)> = None;
     loop {
         let ((wa, sa), (wb, sb)) = match (a.next(), b.next()) {
@@ -248,10 +250,12 @@ fn scope(old: &Side<'_>, new: &Side<'_>) -> Result<(), String> {
         if last == Some(pair) {
             continue;
         }
-        if !same_table(old, sa.header, new, sb.header) {
-            let captured_by_new = new
-                .header(sb.header)
-                .is_some_and(|h| new.locate(h.line.start) == Where::Changed);
+        let (ha, hb) = (
+            sa.header.and_then(|h| old_headers.get(h as usize)),
+            sb.header.and_then(|h| new_headers.get(h as usize)),
+        );
+        if !same_table(old, ha, new, hb) {
+            let captured_by_new = hb.is_some_and(|h| new.locate(h.line.start) == Where::Changed);
             let advice = if captured_by_new {
                 "a region that opens a table must not be followed by the user's keys: put it \
                  at the end of the file (--at end) or give it only keys (--at table:NAME)"
@@ -269,14 +273,14 @@ fn scope(old: &Side<'_>, new: &Side<'_>) -> Result<(), String> {
         }
         last = Some(pair);
     }
-    fn headers<'s>(s: &'s Side<'s>) -> impl Iterator<Item = u32> + 's {
-        (0..s.scan.headers.len())
-            .filter(|&i| s.locate(s.scan.headers[i].line.start) != Where::Changed)
-            .filter_map(|i| u32::try_from(i).ok())
+    fn headers<'s>(s: &'s Side<'s>) -> impl Iterator<Item = Header> + 's {
+        s.scan
+            .headers
+            .iter()
+            .filter(|h| s.locate(h.line.start) != Where::Changed)
     }
-    for (ia, ib) in headers(old).zip(headers(new)) {
-        if !same_table(old, Some(ia), new, Some(ib)) {
-            let h = &new.scan.headers[ib as usize];
+    for (ha, h) in headers(old).zip(headers(new)) {
+        if !same_table(old, Some(ha), new, Some(h)) {
             return Err(format!(
                 "scope-capture: the user's table {} on line {} would become part of another \
                  array-of-tables element; put the region at the end of the file (--at end)",
@@ -302,19 +306,30 @@ fn touched(side: &Side<'_>, out: &mut HashSet<String>) {
         };
         // The table the region sits in.
         if let Some(h) = gov(span.start).and_then(|h| s.headers.get(h as usize)) {
-            out.insert(s.first(h));
+            out.insert(s.first(&h, side.src));
         }
         let i = s.headers.partition_point(|h| h.line.start < span.start);
-        for h in s.headers[i..]
-            .iter()
+        for h in s
+            .headers
+            .iter_from(i)
             .take_while(|h| h.line.start < span.end)
         {
-            out.insert(s.first(h));
+            out.insert(s.first(&h, side.src));
         }
         let j = s.stmts.partition_point(|st| st.key.start < span.start);
-        for st in s.stmts[j..].iter().take_while(|st| st.key.start < span.end) {
+        let mut last: Option<u32> = None;
+        for st in s
+            .stmts
+            .iter_from(j)
+            .take_while(|st| st.key.start < span.end)
+        {
+            // Statements come in runs under one header: its name is taken once.
+            if st.header.is_some() && st.header == last {
+                continue;
+            }
+            last = st.header;
             match st.header.and_then(|h| s.headers.get(h as usize)) {
-                Some(h) => out.insert(s.first(h)),
+                Some(h) => out.insert(s.first(&h, side.src)),
                 None => out.insert(key_text(st.first(side.src).of(side.src))),
             };
         }
@@ -347,12 +362,13 @@ fn parse(old: &Side<'_>, new: &Side<'_>) -> Result<(), String> {
         };
         add(
             bom,
-            headers.first().map_or(text.len(), |h| h.line.start),
+            headers.get(0).map_or(text.len(), |h| h.line.start),
             &mut out,
         );
-        for (k, h) in headers.iter().enumerate() {
-            if keep.contains(String::from_utf8_lossy(new.scan.first_name(h)).as_ref()) {
-                let to = headers.get(k + 1).map_or(text.len(), |n| n.line.start);
+        let mut next = headers.iter().skip(1).map(|n| n.line.start);
+        for h in headers.iter() {
+            let to = next.next().unwrap_or(text.len());
+            if keep.contains(String::from_utf8_lossy(&new.scan.first_name(&h, new.src)).as_ref()) {
                 add(h.line.start, to, &mut out);
             }
         }
