@@ -11,8 +11,8 @@ use clap::builder::PossibleValuesParser;
 use clap::{Args, CommandFactory as _, Parser, Subcommand, ValueEnum};
 use demarcate::{
     At, CommentStyle, Desired, DetectError, EditOptions, Error, Event, FileOutcome, FileReport,
-    Foreign, Format, Identity, OnDrift, Op, PlanError, Problem, ProblemKind, ProblemReport, Report,
-    Reporter, State, Warning, Work,
+    Foreign, Format, Identity, OnDrift, Op, PlanError, Problem, ProblemKind, ProblemReport,
+    RegionState, Report, Reporter, Warning, Work,
     entries::{EntryError, WarningKind},
 };
 
@@ -569,7 +569,7 @@ fn error_text(path: &Path, e: &Error) -> String {
         Error::Io(e) => e.to_string(),
         Error::Template(e) => e.to_string(),
         Error::Usage(msg) => msg.clone(),
-        Error::NoSuchFile | Error::NotUtf8(_) => format!("{p}: {e}"),
+        Error::NoSuchFile | Error::NotUtf8(_) | Error::TooLarge => format!("{p}: {e}"),
         Error::Detect(d) => {
             let hint = match d {
                 DetectError::Unknown => format!(
@@ -1211,7 +1211,7 @@ fn print_problems(o: &FileOutcome, out: &Printer) {
         for r in &o.regions {
             let e = owners.entry(r.owner.as_str()).or_default();
             e.0 += 1;
-            if r.state == State::Drifted.as_str() {
+            if r.state == RegionState::Drifted {
                 e.1 += 1;
             }
         }
