@@ -122,19 +122,16 @@ impl State {
 ///
 /// A region records where its lines are, not what they say: its identity is read again
 /// from the BEGIN line ([`Region::id`]), and its body is what lies between the two lines
-/// ([`Region::body`]). A file of hundreds of thousands of regions then costs 56 bytes each.
+/// ([`Region::body`]). A file of hundreds of thousands of regions then costs 52 bytes each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Region {
     /// The BEGIN marker line.
     pub begin: MarkerLine,
     /// The END marker line.
     pub end: MarkerLine,
-    /// Pristine, drifted or unhashed.
-    pub state: State,
-    /// A hash of the identity, to pass over other regions without reading their lines.
-    key: u32,
-    /// Which line the identity is read from.
-    id_from: IdFrom,
+    /// A hash of the identity (to pass over other regions without reading their lines) in
+    /// the high 28 bits, the [`State`] in the next two and the [`IdFrom`] in the low two.
+    tag: u32,
 }
 
 /// Where a region's identity is written.
@@ -148,16 +145,62 @@ enum IdFrom {
     Literal,
 }
 
-/// A 32-bit hash of an identity, for [`Region::is`].
+/// A 28-bit hash of an identity, for [`Region::is`], in the high bits of a region's tag.
 fn key_of(id: &Identity) -> u32 {
     use std::hash::BuildHasher as _;
-    // Truncation intended: the high half of the hash (FxHash mixes into the high bits).
+    // Truncation intended: the high bits of the hash (FxHash mixes into the high bits).
     #[allow(clippy::cast_possible_truncation)]
     let k = (rustc_hash::FxBuildHasher.hash_one(id) >> 32) as u32;
-    k
+    k & !0xf
+}
+
+impl State {
+    /// The state's two bits in a region's tag.
+    const fn bits(self) -> u32 {
+        match self {
+            Self::Pristine => 0,
+            Self::Drifted => 1,
+            Self::Unhashed => 2,
+        }
+    }
+}
+
+impl IdFrom {
+    /// The two bits in a region's tag.
+    const fn bits(self) -> u32 {
+        match self {
+            Self::Begin => 0,
+            Self::End => 1,
+            Self::Literal => 2,
+        }
+    }
 }
 
 impl Region {
+    /// Pristine, drifted or unhashed.
+    #[must_use]
+    pub const fn state(&self) -> State {
+        match (self.tag >> 2) & 3 {
+            0 => State::Pristine,
+            1 => State::Drifted,
+            _ => State::Unhashed,
+        }
+    }
+
+    /// Which line the identity is read from.
+    const fn id_from(&self) -> IdFrom {
+        match self.tag & 3 {
+            0 => IdFrom::Begin,
+            1 => IdFrom::End,
+            _ => IdFrom::Literal,
+        }
+    }
+
+    /// The hash of the identity.
+    const fn key(&self) -> u32 {
+        self.tag & !0xf
+    }
+
     /// The whole region, BEGIN line to END line inclusive.
     #[must_use]
     pub const fn span(&self) -> Span {
@@ -175,7 +218,7 @@ impl Region {
     /// share (as [`Foreign::identity`]).
     #[must_use]
     pub fn id(&self, src: &[u8]) -> Identity {
-        if self.id_from == IdFrom::Literal {
+        if self.id_from() == IdFrom::Literal {
             let text = |m: &MarkerLine| {
                 String::from_utf8_lossy(src.get(m.text().start..m.text().end).unwrap_or_default())
                     .into_owned()
@@ -186,7 +229,7 @@ impl Region {
             }
             .identity();
         }
-        let line = if self.id_from == IdFrom::End {
+        let line = if self.id_from() == IdFrom::End {
             &self.end
         } else {
             &self.begin
@@ -204,14 +247,14 @@ impl Region {
     /// a hash of the identities matches).
     #[must_use]
     pub fn is(&self, src: &[u8], id: &Identity) -> bool {
-        self.key == key_of(id) && &self.id(src) == id
+        self.key() == key_of(id) && &self.id(src) == id
     }
 
     /// The `hash=` recorded on the BEGIN line (read again from `src`, the bytes the region
     /// was found in); `None` for an unhashed region.
     #[must_use]
     pub fn hash(&self, src: &[u8]) -> Option<String> {
-        if self.state == State::Unhashed {
+        if self.state() == State::Unhashed {
             return None;
         }
         self.begin
@@ -485,7 +528,7 @@ impl<'a> Document<'a> {
         let key = key_of(id);
         self.regions
             .iter()
-            .find(|r| r.key == key && &r.id(self.src) == id)
+            .find(|r| r.key() == key && &r.id(self.src) == id)
     }
 
     /// True when a problem blocks editing this file.
@@ -773,13 +816,26 @@ fn wrong_openers(src: &[u8], syntax: &dyn Lexer, lexed: &Lexed, problems: &mut P
     if syntax.opener() != "#" {
         return;
     }
-    // Only lines that hold the word MANAGED (in any case) can be near misses of this kind.
-    let mut starts: Vec<usize> = memchr::memmem::find_iter(src, b"ANAGED")
-        .chain(memchr::memmem::find_iter(src, b"anaged"))
-        .map(|at| line_start(src, at))
-        .collect();
-    starts.sort_unstable();
-    starts.dedup();
+    // Only lines that hold the word MANAGED (in any case) can be near misses of this kind:
+    // their starts, in file order, each once (the two spellings' matches merged as they
+    // come, not collected: a file of many markers has hundreds of thousands).
+    let mut upper = memchr::memmem::find_iter(src, b"ANAGED").peekable();
+    let mut lower = memchr::memmem::find_iter(src, b"anaged").peekable();
+    let mut last = None;
+    let starts = std::iter::from_fn(|| {
+        loop {
+            let at = match (upper.peek(), lower.peek()) {
+                (Some(&u), Some(&l)) if l < u => lower.next(),
+                (Some(_), _) => upper.next(),
+                (None, _) => lower.next(),
+            }?;
+            let start = line_start(src, at);
+            if last != Some(start) {
+                last = Some(start);
+                return Some(start);
+            }
+        }
+    });
     let mut lines = LineCounter::new(src);
     for start in starts {
         let end = line_end(src, start);
@@ -960,16 +1016,15 @@ impl Pairing<'_> {
             }
             Some(_) => State::Drifted,
         };
+        let id_from = match (begin.literal, literal) {
+            (false, _) => IdFrom::Begin,
+            (true, false) => IdFrom::End,
+            (true, true) => IdFrom::Literal,
+        };
         Region {
             begin: begin.line,
             end,
-            state,
-            key: key_of(&begin.id),
-            id_from: match (begin.literal, literal) {
-                (false, _) => IdFrom::Begin,
-                (true, false) => IdFrom::End,
-                (true, true) => IdFrom::Literal,
-            },
+            tag: key_of(&begin.id) | (state.bits() << 2) | id_from.bits(),
         }
     }
 
@@ -1007,9 +1062,10 @@ impl Pairing<'_> {
         // only those whose hash repeats have their identity read again.
         let src = self.src;
         let mut by_key: Vec<u32> = (0..narrow(regions.len())).collect();
-        by_key.sort_unstable_by_key(|&i| (regions[i as usize].key, i));
+        by_key.sort_unstable_by_key(|&i| (regions[i as usize].key(), i));
         let mut dups: Vec<(usize, usize)> = Vec::new();
-        for run in by_key.chunk_by(|&a, &b| regions[a as usize].key == regions[b as usize].key) {
+        for run in by_key.chunk_by(|&a, &b| regions[a as usize].key() == regions[b as usize].key())
+        {
             if run.len() < 2 {
                 continue;
             }
@@ -1063,7 +1119,7 @@ impl Pairing<'_> {
                 .help("move it so the region holds whole entries")
             });
         }
-        for r in regions.iter().filter(|r| r.state == State::Drifted) {
+        for r in regions.iter().filter(|r| r.state() == State::Drifted) {
             let (line, column) = (r.begin.line_no(), r.begin.column());
             problems.add(ProblemKind::Drift, line, column, || {
                 Problem::new(
@@ -1246,7 +1302,7 @@ mod tests {
             Some(marker::Kind::End)
         );
         assert_eq!(b.hash(doc.src), None);
-        assert_eq!(b.state, super::State::Unhashed);
+        assert_eq!(b.state(), super::State::Unhashed);
     }
 
     /// A crafted file with a problem on every line keeps the first of each kind and counts
@@ -1377,7 +1433,7 @@ mod compact_tests {
     #[test]
     fn region_records_stay_small() {
         assert_eq!(size_of::<MarkerLine>(), 24);
-        assert!(size_of::<Region>() <= 56, "{}", size_of::<Region>());
+        assert_eq!(size_of::<Region>(), 52);
         assert!(
             size_of::<crate::report::RegionReport>() <= 64,
             "{}",
@@ -1445,6 +1501,22 @@ mod compact_tests {
         let lines = doc.marker_lines();
         assert_eq!(lines.len(), 6);
         assert_eq!(lines[2].of(doc.src), b"# >>> conda initialize >>>\n");
+    }
+
+    /// A line with a wrong comment opener is reported once, even when it holds both
+    /// spellings of MANAGED that the search looks for.
+    #[test]
+    fn a_wrong_opener_line_is_reported_once_in_file_order() {
+        let src = "x=1\n// BEGIN X MANAGED managed\nA=1\n// END X MANAGED managed\n\
+                   ; END X MANAGED b\n";
+        let doc = Document::parse(src.as_bytes(), Format::Shell.syntax());
+        let lines: Vec<usize> = doc
+            .problems
+            .iter()
+            .filter(|p| p.kind == ProblemKind::NearMissMarker)
+            .map(|p| p.line)
+            .collect();
+        assert_eq!(lines, [2, 4, 5]);
     }
 
     /// Duplicates are found by a hash of the identities, and reported in file order, each

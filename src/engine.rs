@@ -1718,7 +1718,7 @@ fn plan_options(
     p.known = known.regions.keys().cloned().collect();
     p.created.clone_from(&known.containers);
     if let (plan::OnDrift::Merge, Some(store)) = (p.on_drift, store) {
-        for r in doc.regions.iter().filter(|r| r.state == State::Drifted) {
+        for r in doc.regions.iter().filter(|r| r.state() == State::Drifted) {
             if let Some(h) = r.hash(doc.src)
                 && let Some(base) = store.body(canonical, &h)
             {

@@ -1132,11 +1132,11 @@ impl<'d, 'a> Planner<'d, 'a> {
         let lines = Some((r.begin.line_no(), r.end.line_no()));
         // Bytes, not the normalized form: a template change to comments or layout alone
         // reaches a pristine region too (its hash stays).
-        if current == body.as_slice() && r.state != State::Drifted {
+        if current == body.as_slice() && r.state() != State::Drifted {
             self.outcome(&d.id, Action::Unchanged, lines);
             return Ok(());
         }
-        if !same && r.state == State::Drifted {
+        if !same && r.state() == State::Drifted {
             match self.opts.on_drift {
                 OnDrift::Merge => {
                     self.merge(d, &r, &body);
@@ -1325,14 +1325,15 @@ impl<'d, 'a> Planner<'d, 'a> {
     fn remove_now(&mut self, id: &Identity, action: Action) {
         let Some(r) = self.doc.region(id) else { return };
         let lines = Some((r.begin.line_no(), r.end.line_no()));
-        if r.state != State::Pristine && !(action == Action::Removed && r.state == State::Unhashed)
+        if r.state() != State::Pristine
+            && !(action == Action::Removed && r.state() == State::Unhashed)
         {
             let overwrite = self.opts.on_drift == OnDrift::Overwrite;
             if !(overwrite && action == Action::Removed) {
                 self.warnings.push(Warning::NotRemoved {
                     id: id.clone(),
                     line: r.begin.line_no(),
-                    state: r.state,
+                    state: r.state(),
                     pruning: action != Action::Removed,
                 });
                 self.outcome(id, Action::KeptDrifted, lines);
@@ -1403,7 +1404,7 @@ impl<'d, 'a> Planner<'d, 'a> {
             self.seq = (self.seq & !0xffff_ffff) | i;
             // A pristine region the template moved to another container moves with it.
             if let Some(r) = self.doc.region(&d.id)
-                && r.state == State::Pristine
+                && r.state() == State::Pristine
                 && !self.opts.seeds.contains(&d.id)
                 && let Some((_, want)) = places.iter().find(|(id, _)| id == &d.id)
                 && let Some(have) = self.syntax.home(self.doc, r)

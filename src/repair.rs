@@ -420,7 +420,7 @@ fn drop_duplicate(doc: &Document<'_>, p: &Problem) -> Option<Next> {
     let later = doc.regions.iter().find(|r| r.begin.line_no() == p.line)?;
     let id = later.id(src);
     let first = doc.region(&id)?;
-    let pristine = |r: &crate::document::Region| r.state == crate::document::State::Pristine;
+    let pristine = |r: &crate::document::Region| r.state() == crate::document::State::Pristine;
     if !(pristine(first) && pristine(later)) || first.body().of(src) != later.body().of(src) {
         return None;
     }

@@ -152,7 +152,7 @@ pub(crate) fn regions_as_read(src: &[u8], regions: &[Region]) -> Vec<RegionRepor
             RegionReport {
                 begin_line: line(r.begin.line_no()),
                 end_line: line(r.end.line_no()),
-                state: r.state.into(),
+                state: r.state().into(),
                 action: Action::Unchanged,
                 owner: id.owner.as_str().into(),
                 name: id.name.as_str().into(),
@@ -176,7 +176,7 @@ pub(crate) fn regions(src: &[u8], regions: &[Region], outcomes: &[Outcome]) -> V
             name: id.name.as_str().into(),
             begin_line: line(r.begin.line_no()),
             end_line: line(r.end.line_no()),
-            state: r.state.into(),
+            state: r.state().into(),
             action: outcomes
                 .iter()
                 .find(|o| o.id == *id)

@@ -534,10 +534,10 @@ fn check_converged(new: &[u8], format: Format, op: &Op) -> Result<(), TestCaseEr
                 let id = r.id(new);
                 if owners.contains(&id.owner) && !wanted.contains(&id) {
                     prop_assert!(
-                        r.state == State::Unhashed,
+                        r.state() == State::Unhashed,
                         "obsolete region {} ({:?}) was not pruned",
                         id,
-                        r.state
+                        r.state()
                     );
                 }
             }
@@ -577,7 +577,7 @@ proptest! {
         want.insert(d.id.clone());
         prop_assert_eq!(ids(&doc), want);
         let r = doc.region(&d.id).expect("the inserted region is found");
-        prop_assert_eq!(r.state, if hash { State::Pristine } else { State::Unhashed });
+        prop_assert_eq!(r.state(), if hash { State::Pristine } else { State::Unhashed });
         let eol = eol_of(x);
         same(r.body().of(new), &rendered(&d.body, eol))?;
         let span = r.span();
@@ -643,7 +643,7 @@ proptest! {
             );
             let doc = Document::parse(&once.new, syntax(f.format));
             for o in &twice.outcomes {
-                let unhashed = doc.region(&o.id).is_some_and(|r| r.state == State::Unhashed);
+                let unhashed = doc.region(&o.id).is_some_and(|r| r.state() == State::Unhashed);
                 prop_assert!(
                     o.action == Action::Unchanged || (o.action == Action::KeptDrifted && unhashed),
                     "second run of {:?}: {} is {:?}", op, o.id, o.action
