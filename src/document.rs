@@ -2,7 +2,7 @@
 //! original bytes. No I/O.
 
 use crate::hash;
-use crate::lex::{Keep, KeyPolicy, Lexed, Lexer, Scan, Span};
+use crate::lex::{Comment, Keep, KeyPolicy, Lexed, Lexer, Scan, Span};
 use crate::lines::{LineCounter, bom_len};
 pub(crate) use crate::lines::{eol_of, line_end, line_start};
 use crate::marker::{self, Identity, Kind, Marker};
@@ -411,6 +411,39 @@ impl<'a> Document<'a> {
         lexed: Lexed,
         foreign: Option<&Foreign>,
     ) -> Self {
+        Self::build(src, syntax, lexed, foreign, true)
+    }
+
+    /// As [`Document::parse_with`], for a file that is only read (`list`, `check`): the
+    /// lexer's comments are let go as they are paired, a quarter at a time, so that a file
+    /// of many markers does not hold its comment records and its regions at once. The
+    /// document holds no comments: not for edits, repairs or [`Document::marker_lines`].
+    #[must_use]
+    pub(crate) fn parse_to_read(
+        src: &'a [u8],
+        syntax: &dyn Lexer,
+        foreign: Option<&Foreign>,
+    ) -> Self {
+        let keep = if foreign.is_some() {
+            Keep::All
+        } else {
+            Keep::MarkerLike
+        };
+        let (lexed, scan) = syntax.scan_keeping(src, keep);
+        let mut doc = Self::build(src, syntax, lexed, foreign, false);
+        doc.scan = scan;
+        doc
+    }
+
+    /// Finds regions and problems; `keep_comments` false lets the lexer's comments go as
+    /// they are paired (see [`Document::parse_to_read`]).
+    fn build(
+        src: &'a [u8],
+        syntax: &dyn Lexer,
+        mut lexed: Lexed,
+        foreign: Option<&Foreign>,
+        keep_comments: bool,
+    ) -> Self {
         let mut problems = Problems::default();
         let mut lines = LineCounter::new(src);
         let mut pairing = Pairing {
@@ -421,10 +454,10 @@ impl<'a> Document<'a> {
             stack: Vec::new(),
         };
         let mut near_misses = Vec::new();
-        for c in &lexed.comments {
+        let mut visit = |c: &Comment| {
             let text = c.text.of(src);
             if foreign.is_none() && !marker::may_be_marker(text) {
-                continue;
+                return;
             }
             let literal = foreign.filter(|_| c.alone).and_then(|f| f.marker(text));
             let is_literal = literal.is_some();
@@ -453,7 +486,7 @@ impl<'a> Document<'a> {
                         })
                     };
                 }
-                continue;
+                return;
             };
             let ls = marker_line_start(src, c.text.start);
             let line_no = lines.line_of(c.text.start);
@@ -473,7 +506,7 @@ impl<'a> Document<'a> {
                 )
                 .help("put it on a line of its own")
                 });
-                continue;
+                return;
             }
             let line = MarkerLine::new(
                 Span::new(ls, line_end(src, c.text.start)),
@@ -482,8 +515,43 @@ impl<'a> Document<'a> {
                 c.context,
             );
             pairing.push(line, m, is_literal, &mut problems);
+        };
+        let mut comments = std::mem::take(&mut lexed.comments);
+        // Where comments written with another format's opener start, for the wrong-opener
+        // check below once the comments are gone (a few, if any, in a `#` format).
+        let other_openers: Vec<usize> = if keep_comments {
+            Vec::new()
+        } else {
+            comments
+                .iter()
+                .filter(|c| WRONG_OPENERS.iter().any(|o| c.text.of(src).starts_with(o)))
+                .map(|c| c.text.start)
+                .collect()
+        };
+        if keep_comments {
+            comments.iter().for_each(&mut visit);
+            lexed.comments = comments;
+        } else {
+            // The first quarter of what is left (at least 4096) is paired, then dropped and
+            // its memory given back: each comment is moved about three times, all told.
+            while !comments.is_empty() {
+                let n = (comments.len() / 4).max(1 << 12).min(comments.len());
+                comments[..n].iter().for_each(&mut visit);
+                comments.drain(..n);
+                comments.shrink_to_fit();
+            }
         }
-        wrong_openers(src, syntax, &lexed, &mut problems);
+        let is_comment_at = |at: usize| {
+            if keep_comments {
+                lexed
+                    .comments
+                    .binary_search_by_key(&at, |c| c.text.start)
+                    .is_ok()
+            } else {
+                other_openers.binary_search(&at).is_ok()
+            }
+        };
+        wrong_openers(src, syntax, &lexed, &is_comment_at, &mut problems);
         let regions = pairing.finish(&mut problems);
         duplicate_keys(src, &lexed, &regions, syntax, &mut problems);
         Self {
@@ -811,8 +879,18 @@ impl Bitmap {
     }
 }
 
-/// Lines that would be markers but for their comment opener (`// BEGIN …` in a shell file).
-fn wrong_openers(src: &[u8], syntax: &dyn Lexer, lexed: &Lexed, problems: &mut Problems) {
+/// Comment openers of other formats that a marker line is sometimes written with.
+const WRONG_OPENERS: [&[u8]; 4] = [b"//", b";", b"--", b"<!--"];
+
+/// Lines that would be markers but for their comment opener (`// BEGIN …` in a shell file);
+/// `is_comment_at` tells whether a real comment of the format starts at an offset.
+fn wrong_openers(
+    src: &[u8],
+    syntax: &dyn Lexer,
+    lexed: &Lexed,
+    is_comment_at: &dyn Fn(usize) -> bool,
+    problems: &mut Problems,
+) {
     if syntax.opener() != "#" {
         return;
     }
@@ -845,20 +923,12 @@ fn wrong_openers(src: &[u8], syntax: &dyn Lexer, lexed: &Lexed, problems: &mut P
             .take_while(|b| **b == b' ' || **b == b'\t')
             .count();
         let text = &line[indent..];
-        let Some(o) = [&b"//"[..], b";", b"--", b"<!--"]
-            .into_iter()
-            .find(|o| text.starts_with(o))
-        else {
+        let Some(o) = WRONG_OPENERS.into_iter().find(|o| text.starts_with(o)) else {
             continue;
         };
         // A real comment of the format (`;` in INI) is no wrong opener.
         let at = start + indent;
-        if lexed.is_inner(start)
-            || lexed
-                .comments
-                .binary_search_by_key(&at, |c| c.text.start)
-                .is_ok()
-        {
+        if lexed.is_inner(start) || is_comment_at(at) {
             continue;
         }
         let as_hash = [b"#".as_slice(), &text[o.len()..]].concat();
@@ -1237,6 +1307,9 @@ mod tests {
                 prop_assert_eq!(&kept.regions, &all.regions, "{}", f.name());
                 prop_assert_eq!(&kept.problems, &all.problems, "{}", f.name());
                 prop_assert_eq!(kept.marker_lines(), all.marker_lines(), "{}", f.name());
+                let read = Document::parse_to_read(src, syntax, None);
+                prop_assert_eq!(&read.regions, &all.regions, "{}", f.name());
+                prop_assert_eq!(&read.problems, &all.problems, "{}", f.name());
                 prop_assert_eq!(kept.near_misses.len(), all.near_misses.len());
             }
         }
@@ -1517,6 +1590,51 @@ mod compact_tests {
             .map(|p| p.line)
             .collect();
         assert_eq!(lines, [2, 4, 5]);
+    }
+
+    /// Reading a file lets its comments go as they are paired, a quarter at a time, and
+    /// finds the same regions and problems as a document that keeps them, with a foreign
+    /// block's lines or without.
+    #[test]
+    fn reading_without_the_comments_finds_the_same_document() {
+        let mut src = String::new();
+        for i in 0..20_000 {
+            src.push_str(&match i % 9 {
+                0 => format!("# BEGIN X MANAGED r{i}\nexport A{i}=1\n# END X MANAGED r{i}\n"),
+                1 => format!("# BEGN X MANAGED n{i}\n"),
+                2 => format!("// BEGIN X MANAGED w{i}\n"),
+                3 => format!("# END Y MANAGED o{i}\n"),
+                4 => "# >>> conda initialize >>>\nC=1\n# <<< conda initialize <<<\n".to_owned(),
+                5 => format!("x=1 # BEGIN X MANAGED t{i}\n"),
+                6 => format!(
+                    "# BEGIN Y MANAGED a{i}\n# BEGIN Y MANAGED b{i}\n# END Y MANAGED a{i}\n\
+                     # END Y MANAGED b{i}\n"
+                ),
+                7 => format!("y=2 # END X MANAGED q{i}\n"),
+                _ => format!(
+                    "# BEGIN X MANAGED r{}\n# END X MANAGED r{}\n",
+                    i % 50,
+                    i % 50
+                ),
+            });
+        }
+        let f = Foreign {
+            begin: "# >>> conda initialize >>>".to_owned(),
+            end: "# <<< conda initialize <<<".to_owned(),
+        };
+        for foreign in [None, Some(&f)] {
+            for format in [Format::Shell, Format::Env, Format::Ini] {
+                let syntax = format.syntax();
+                let kept = Document::parse_with(src.as_bytes(), syntax, foreign);
+                let read = Document::parse_to_read(src.as_bytes(), syntax, foreign);
+                assert!(kept.regions.len() > 2000, "{}", kept.regions.len());
+                assert!(kept.problems.len() > 1000, "{}", kept.problems.len());
+                assert_eq!(read.regions, kept.regions, "{}", format.name());
+                assert_eq!(read.problems, kept.problems, "{}", format.name());
+                assert_eq!(read.near_misses.len(), kept.near_misses.len());
+                assert!(read.lexed.comments.is_empty());
+            }
+        }
     }
 
     /// Duplicates are found by a hash of the identities, and reported in file order, each

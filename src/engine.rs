@@ -447,9 +447,10 @@ fn read_only_bytes(path: &Path, src: &[u8], opts: &EditOptions, check: bool) -> 
         }
         return out;
     }
-    // Only the regions and problems are kept; the lexer's records go before the report is
-    // made (a file can hold hundreds of thousands of markers).
-    let doc = Document::parse_with(src, f.syntax(), opts.plan.foreign.as_ref());
+    // Only the regions and problems are kept: the comments go as they are paired, the rest
+    // of the lexer's records before the report is made (a file can hold hundreds of
+    // thousands of markers).
+    let doc = Document::parse_to_read(src, f.syntax(), opts.plan.foreign.as_ref());
     // `check` never calls "ok" a file its format's readers reject: with no problem found to
     // show, the rejection is the error (exit 2), as it is for every edit. (A TOML duplicate
     // key, say, is already reported as a problem, exit 1.)
@@ -479,8 +480,7 @@ fn read_only_bytes(path: &Path, src: &[u8], opts: &EditOptions, check: bool) -> 
     // The lexer's records go before the report is made.
     drop(lexed);
     let mut out = FileOutcome::new(path, Some(f));
-    out.regions = report::regions_as_read(src, &regions);
-    drop(regions);
+    out.regions = report::regions_as_read(src, regions);
     out.problem_lines = problem_lines(src, &problems);
     out.problems = problems;
     out.found = check && !out.problems.is_empty();

@@ -143,22 +143,29 @@ impl From<&Problem> for ProblemReport {
 }
 
 /// Region entries of a file read and left as it is (`list`, `check`): identities read from
-/// `src`, the bytes the regions were found in, straight into the entries.
-pub(crate) fn regions_as_read(src: &[u8], regions: &[Region]) -> Vec<RegionReport> {
-    regions
-        .iter()
-        .map(|r| {
-            let id = r.id(src);
-            RegionReport {
-                begin_line: line(r.begin.line_no()),
-                end_line: line(r.end.line_no()),
-                state: r.state().into(),
-                action: Action::Unchanged,
-                owner: id.owner.as_str().into(),
-                name: id.name.as_str().into(),
-            }
-        })
-        .collect()
+/// `src`, the bytes the regions were found in. The regions are let go a quarter at a time as
+/// their entries are made, so that a file of hundreds of thousands does not hold both lists
+/// whole at once.
+pub(crate) fn regions_as_read(src: &[u8], mut regions: Vec<Region>) -> Vec<RegionReport> {
+    let entry = |r: &Region| {
+        let id = r.id(src);
+        RegionReport {
+            owner: id.owner.as_str().into(),
+            name: id.name.as_str().into(),
+            begin_line: line(r.begin.line_no()),
+            end_line: line(r.end.line_no()),
+            state: r.state().into(),
+            action: Action::Unchanged,
+        }
+    };
+    let mut out = Vec::with_capacity(regions.len());
+    while !regions.is_empty() {
+        let n = (regions.len() / 4).max(1 << 12).min(regions.len());
+        out.extend(regions[..n].iter().map(entry));
+        regions.drain(..n);
+        regions.shrink_to_fit();
+    }
+    out
 }
 
 /// Region entries for `regions` (of the file after the command, read from `src`), with the
@@ -199,4 +206,46 @@ pub(crate) fn regions(src: &[u8], regions: &[Region], outcomes: &[Outcome]) -> V
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::Document;
+    use crate::format::Format;
+
+    /// Entries made while the regions are let go a quarter at a time are every region's, in
+    /// file order, with its identity, lines and state.
+    #[test]
+    fn entries_as_read_are_every_region_in_order() {
+        let mut src = String::new();
+        for i in 0..20_000 {
+            src.push_str(&format!(
+                "# BEGIN O{} MANAGED r{i}\nexport A{i}=1\n# END O{} MANAGED r{i}\n",
+                i % 3,
+                i % 3
+            ));
+        }
+        let doc = Document::parse(src.as_bytes(), Format::Shell.syntax());
+        let entries = regions_as_read(doc.src, doc.regions.clone());
+        assert_eq!(entries.len(), 20_000);
+        for (i, (e, r)) in entries.iter().zip(&doc.regions).enumerate() {
+            assert_eq!(
+                (e.owner.as_str(), e.name.as_str()),
+                (format!("O{}", i % 3).as_str(), format!("r{i}").as_str())
+            );
+            assert_eq!(
+                (e.begin_line, e.end_line),
+                (3 * i as u32 + 1, 3 * i as u32 + 3)
+            );
+            assert_eq!(e.begin_line as usize, r.begin.line_no());
+            assert_eq!(e.state, RegionState::Unhashed);
+            assert_eq!(e.action, Action::Unchanged);
+        }
+        let json = serde_json::to_string(&entries[7]).unwrap_or_default();
+        assert_eq!(
+            json,
+            r#"{"owner":"O1","name":"r7","begin_line":22,"end_line":24,"state":"unhashed","action":"unchanged"}"#
+        );
+    }
 }
