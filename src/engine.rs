@@ -361,10 +361,9 @@ fn detect(path: &Path, opts: &EditOptions, src: &[u8]) -> Result<Format, Error> 
     if !crate::document::fits(src.len()) {
         return Err(Error::TooLarge);
     }
-    let head = src;
     match opts.format {
         Some(f) => Ok(f),
-        None => Ok(format::detect(path, head)?),
+        None => Ok(format::detect(path, src)?),
     }
 }
 
