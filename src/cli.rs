@@ -633,13 +633,13 @@ fn error_text(path: &Path, e: &Error) -> String {
     }
 }
 
-/// One file's entry of the JSON report.
-fn file_report(o: &FileOutcome, command: Command) -> FileReport {
+/// One file's entry of the JSON report; the region entries are moved into it, not copied.
+fn file_report(o: &mut FileOutcome, command: Command) -> FileReport {
     FileReport {
         path: o.path.display().to_string(),
         format: o.format.map(Format::name).unwrap_or_default().to_owned(),
         changed: o.changed,
-        regions: o.regions.clone(),
+        regions: std::mem::take(&mut o.regions),
         problems: o.problems.iter().map(problem_report).collect(),
         repairs: o
             .repairs
@@ -924,13 +924,22 @@ where
         .unwrap_or(OK);
     if out.json {
         let report = Report {
-            files: outcomes.iter().map(|o| file_report(o, command)).collect(),
+            files: outcomes
+                .iter_mut()
+                .map(|o| file_report(o, command))
+                .collect(),
         };
-        match serde_json::to_string_pretty(&report) {
-            Ok(s) => {
-                let _ = writeln!(std::io::stdout(), "{s}");
+        // Written as it is made: the report of a file of many regions runs to megabytes.
+        let mut so = std::io::BufWriter::new(std::io::stdout().lock());
+        match serde_json::to_writer_pretty(&mut so, &report) {
+            Ok(()) => {
+                let _ = writeln!(so);
+                let _ = so.flush();
             }
+            // A closed output is not the report's fault (as with every other line printed).
+            Err(e) if e.is_io() => {}
             Err(e) => {
+                drop(so);
                 out.error(&format!("cannot write the JSON report: {e}"));
                 code = ERROR;
             }
