@@ -11,8 +11,8 @@ use clap::builder::PossibleValuesParser;
 use clap::{Args, CommandFactory as _, Parser, Subcommand, ValueEnum};
 use demarcate::{
     At, CommentStyle, Desired, DetectError, EditOptions, Error, Event, FileOutcome, FileReport,
-    Foreign, Format, Identity, OnDrift, Op, PlanError, Problem, ProblemKind, ProblemReport, Report,
-    Reporter, State, Warning, Work,
+    Foreign, Format, Identity, OnDrift, Op, PlanError, Problem, ProblemKind, ProblemReport,
+    RegionState, Report, Reporter, Warning, Work,
     entries::{EntryError, WarningKind},
 };
 
@@ -569,7 +569,7 @@ fn error_text(path: &Path, e: &Error) -> String {
         Error::Io(e) => e.to_string(),
         Error::Template(e) => e.to_string(),
         Error::Usage(msg) => msg.clone(),
-        Error::NoSuchFile | Error::NotUtf8(_) => format!("{p}: {e}"),
+        Error::NoSuchFile | Error::NotUtf8(_) | Error::TooLarge => format!("{p}: {e}"),
         Error::Detect(d) => {
             let hint = match d {
                 DetectError::Unknown => format!(
@@ -633,13 +633,13 @@ fn error_text(path: &Path, e: &Error) -> String {
     }
 }
 
-/// One file's entry of the JSON report.
-fn file_report(o: &FileOutcome, command: Command) -> FileReport {
+/// One file's entry of the JSON report; the region entries are moved into it, not copied.
+fn file_report(o: &mut FileOutcome, command: Command) -> FileReport {
     FileReport {
         path: o.path.display().to_string(),
         format: o.format.map(Format::name).unwrap_or_default().to_owned(),
         changed: o.changed,
-        regions: o.regions.clone(),
+        regions: std::mem::take(&mut o.regions),
         problems: o.problems.iter().map(problem_report).collect(),
         repairs: o
             .repairs
@@ -924,13 +924,22 @@ where
         .unwrap_or(OK);
     if out.json {
         let report = Report {
-            files: outcomes.iter().map(|o| file_report(o, command)).collect(),
+            files: outcomes
+                .iter_mut()
+                .map(|o| file_report(o, command))
+                .collect(),
         };
-        match serde_json::to_string_pretty(&report) {
-            Ok(s) => {
-                let _ = writeln!(std::io::stdout(), "{s}");
+        // Written as it is made: the report of a file of many regions runs to megabytes.
+        let mut so = std::io::BufWriter::new(std::io::stdout().lock());
+        match serde_json::to_writer_pretty(&mut so, &report) {
+            Ok(()) => {
+                let _ = writeln!(so);
+                let _ = so.flush();
             }
+            // A closed output is not the report's fault (as with every other line printed).
+            Err(e) if e.is_io() => {}
             Err(e) => {
+                drop(so);
                 out.error(&format!("cannot write the JSON report: {e}"));
                 code = ERROR;
             }
@@ -1211,7 +1220,7 @@ fn print_problems(o: &FileOutcome, out: &Printer) {
         for r in &o.regions {
             let e = owners.entry(r.owner.as_str()).or_default();
             e.0 += 1;
-            if r.state == State::Drifted.as_str() {
+            if r.state == RegionState::Drifted {
                 e.1 += 1;
             }
         }

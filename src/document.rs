@@ -2,32 +2,87 @@
 //! original bytes. No I/O.
 
 use crate::hash;
-use crate::lex::{Keep, KeyPolicy, Lexed, Lexer, Scan, Span};
+use crate::lex::{Comment, Keep, KeyPolicy, Lexed, Lexer, Scan, Span};
 use crate::lines::{LineCounter, bom_len};
 pub(crate) use crate::lines::{eol_of, line_end, line_start};
 use crate::marker::{self, Identity, Kind, Marker};
 use crate::problem::{Problem, ProblemKind, Problems};
 
-/// One marker line as found in the file: where it is, not what it says (the region holds
-/// its identity; [`MarkerLine::marker`] parses the rest again when it is needed), so that a
-/// file of many regions costs a few words per marker.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The largest input a [`Document`] holds: offsets are kept in 32 bits, so that a file of
+/// many regions costs a few words per marker. The command line refuses larger files
+/// before parsing them; a larger input given to the library has its offsets clamped here
+/// (wrong, never a panic).
+pub(crate) const MAX_LEN: usize = u32::MAX as usize;
+
+/// True when an input of `len` bytes fits a [`Document`] (see [`MAX_LEN`]).
+#[must_use]
+pub(crate) const fn fits(len: usize) -> bool {
+    len <= MAX_LEN
+}
+
+/// An offset or count as kept in a [`MarkerLine`]: clamped to [`MAX_LEN`] (inputs that
+/// large are refused before they are parsed).
+fn narrow(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// One marker line as found in the file: where it is, not what it says ([`Region::id`] and
+/// [`MarkerLine::marker`] read it again from the bytes when it is needed), so that a file of
+/// many regions costs a few words per marker: 24 bytes, offsets and numbers in 32 bits
+/// (a parsed input is at most 4 GiB; the command line refuses larger files).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MarkerLine {
-    /// The whole line, from its first byte to after its line ending (or end of input).
-    pub line: Span,
-    /// The marker comment itself, from its opener to its end.
-    pub text: Span,
-    /// 1-based line number.
-    pub line_no: usize,
-    /// Structural context reported by the lexer.
-    pub context: u32,
+    line_start: u32,
+    line_end: u32,
+    text_start: u32,
+    text_end: u32,
+    line_no: u32,
+    context: u32,
 }
 
 impl MarkerLine {
+    /// A marker line: the whole `line` (first byte to after its line ending), the marker
+    /// comment's `text` (opener to end), its 1-based `line_no` and the lexer's `context`.
+    #[must_use]
+    pub fn new(line: Span, text: Span, line_no: usize, context: u32) -> Self {
+        Self {
+            line_start: narrow(line.start),
+            line_end: narrow(line.end),
+            text_start: narrow(text.start),
+            text_end: narrow(text.end),
+            line_no: narrow(line_no),
+            context,
+        }
+    }
+
+    /// The whole line, from its first byte to after its line ending (or end of input).
+    #[must_use]
+    pub const fn line(&self) -> Span {
+        Span::new(self.line_start as usize, self.line_end as usize)
+    }
+
+    /// The marker comment itself, from its opener to its end.
+    #[must_use]
+    pub const fn text(&self) -> Span {
+        Span::new(self.text_start as usize, self.text_end as usize)
+    }
+
+    /// 1-based line number.
+    #[must_use]
+    pub const fn line_no(&self) -> usize {
+        self.line_no as usize
+    }
+
+    /// Structural context reported by the lexer.
+    #[must_use]
+    pub const fn context(&self) -> u32 {
+        self.context
+    }
+
     /// 1-based column of the comment opener.
     #[must_use]
     pub const fn column(&self) -> usize {
-        self.text.start - self.line.start + 1
+        self.text_start.saturating_sub(self.line_start) as usize + 1
     }
 
     /// The marker written on this line, parsed again from `src` (the bytes it was found in).
@@ -35,7 +90,7 @@ impl MarkerLine {
     /// conda's `# >>> conda initialize >>>`).
     #[must_use]
     pub fn marker(&self, src: &[u8]) -> Option<Marker> {
-        src.get(self.text.start..self.text.end)
+        src.get(self.text().start..self.text().end)
             .and_then(marker::parse)
     }
 }
@@ -64,32 +119,142 @@ impl State {
 }
 
 /// A well-formed region: a BEGIN line, a body, an END line with the same identity.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// A region records where its lines are, not what they say: its identity is read again
+/// from the BEGIN line ([`Region::id`]), and its body is what lies between the two lines
+/// ([`Region::body`]). A file of hundreds of thousands of regions then costs 52 bytes each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Region {
-    /// Owner and name.
-    pub id: Identity,
     /// The BEGIN marker line.
     pub begin: MarkerLine,
     /// The END marker line.
     pub end: MarkerLine,
-    /// The bytes between the BEGIN line and the END line.
-    pub body: Span,
-    /// Pristine, drifted or unhashed.
-    pub state: State,
+    /// A hash of the identity (to pass over other regions without reading their lines) in
+    /// the high 28 bits, the [`State`] in the next two and the [`IdFrom`] in the low two.
+    tag: u32,
+}
+
+/// Where a region's identity is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IdFrom {
+    /// The BEGIN marker.
+    Begin,
+    /// The END marker (the BEGIN is a foreign block's literal line).
+    End,
+    /// Both lines are a foreign block's literal lines: the words they share.
+    Literal,
+}
+
+/// A 28-bit hash of an identity, for [`Region::is`], in the high bits of a region's tag.
+fn key_of(id: &Identity) -> u32 {
+    use std::hash::BuildHasher as _;
+    // Truncation intended: the high bits of the hash (FxHash mixes into the high bits).
+    #[allow(clippy::cast_possible_truncation)]
+    let k = (rustc_hash::FxBuildHasher.hash_one(id) >> 32) as u32;
+    k & !0xf
+}
+
+impl State {
+    /// The state's two bits in a region's tag.
+    const fn bits(self) -> u32 {
+        match self {
+            Self::Pristine => 0,
+            Self::Drifted => 1,
+            Self::Unhashed => 2,
+        }
+    }
+}
+
+impl IdFrom {
+    /// The two bits in a region's tag.
+    const fn bits(self) -> u32 {
+        match self {
+            Self::Begin => 0,
+            Self::End => 1,
+            Self::Literal => 2,
+        }
+    }
 }
 
 impl Region {
+    /// Pristine, drifted or unhashed.
+    #[must_use]
+    pub const fn state(&self) -> State {
+        match (self.tag >> 2) & 3 {
+            0 => State::Pristine,
+            1 => State::Drifted,
+            _ => State::Unhashed,
+        }
+    }
+
+    /// Which line the identity is read from.
+    const fn id_from(&self) -> IdFrom {
+        match self.tag & 3 {
+            0 => IdFrom::Begin,
+            1 => IdFrom::End,
+            _ => IdFrom::Literal,
+        }
+    }
+
+    /// The hash of the identity.
+    const fn key(&self) -> u32 {
+        self.tag & !0xf
+    }
+
     /// The whole region, BEGIN line to END line inclusive.
     #[must_use]
     pub const fn span(&self) -> Span {
-        Span::new(self.begin.line.start, self.end.line.end)
+        Span::new(self.begin.line().start, self.end.line().end)
+    }
+
+    /// The bytes between the BEGIN line and the END line.
+    #[must_use]
+    pub const fn body(&self) -> Span {
+        Span::new(self.begin.line().end, self.end.line().start)
+    }
+
+    /// Owner and name, read again from the region's lines in `src` (the bytes the region was
+    /// found in): the BEGIN marker's, or for a foreign block the words its two literal lines
+    /// share (as [`Foreign::identity`]).
+    #[must_use]
+    pub fn id(&self, src: &[u8]) -> Identity {
+        if self.id_from() == IdFrom::Literal {
+            let text = |m: &MarkerLine| {
+                String::from_utf8_lossy(src.get(m.text().start..m.text().end).unwrap_or_default())
+                    .into_owned()
+            };
+            return Foreign {
+                begin: text(&self.begin),
+                end: text(&self.end),
+            }
+            .identity();
+        }
+        let line = if self.id_from() == IdFrom::End {
+            &self.end
+        } else {
+            &self.begin
+        };
+        line.marker(src).map_or_else(
+            || Identity::new("", ""),
+            |m| Identity {
+                owner: m.owner,
+                name: m.name,
+            },
+        )
+    }
+
+    /// True when the region's identity is `id` (its lines read again from `src` only when
+    /// a hash of the identities matches).
+    #[must_use]
+    pub fn is(&self, src: &[u8], id: &Identity) -> bool {
+        self.key() == key_of(id) && &self.id(src) == id
     }
 
     /// The `hash=` recorded on the BEGIN line (read again from `src`, the bytes the region
     /// was found in); `None` for an unhashed region.
     #[must_use]
     pub fn hash(&self, src: &[u8]) -> Option<String> {
-        if self.state == State::Unhashed {
+        if self.state() == State::Unhashed {
             return None;
         }
         self.begin
@@ -111,12 +276,12 @@ pub struct Document<'a> {
     /// The file's line ending: `\r\n` when most of its lines end so (a tie goes to the
     /// first line's ending), else `\n`.
     pub eol: &'static str,
-    /// Every standalone marker line, paired or not, in file order.
-    pub marker_lines: Vec<Span>,
     /// Comments that are almost markers, with the marker each was likely meant to be.
     pub near_misses: Vec<(Span, marker::NearMiss)>,
     /// The format's own record of the file, made by the pass that lexed it.
     pub scan: Option<Scan>,
+    /// The foreign block's literal marker lines looked for, if any.
+    foreign: Option<Foreign>,
 }
 
 impl std::fmt::Debug for Document<'_> {
@@ -219,10 +384,20 @@ impl<'a> Document<'a> {
     /// As [`Document::parse`], also recognizing a foreign block's literal marker lines.
     #[must_use]
     pub fn parse_with(src: &'a [u8], syntax: &dyn Lexer, foreign: Option<&Foreign>) -> Self {
-        // Comments that cannot be markers are not needed, unless a foreign block's literal
-        // lines (any text) are looked for.
-        // Keys that only matter across owners are not needed until regions of two owners
-        // are found (then the file is lexed again, with them).
+        Self::lex_and_build(src, syntax, foreign, true)
+    }
+
+    /// Lexes `src` keeping only what the document needs, then finds its regions and
+    /// problems. Comments that cannot be markers are not needed, unless a foreign block's
+    /// literal lines (any text) are looked for. Keys that only matter across owners are not
+    /// needed until regions of two owners are found (then the file is lexed again, with
+    /// them).
+    fn lex_and_build(
+        src: &'a [u8],
+        syntax: &dyn Lexer,
+        foreign: Option<&Foreign>,
+        keep_comments: bool,
+    ) -> Self {
         let keep = if foreign.is_some() {
             Keep::All
         } else if syntax.key_policy() == KeyPolicy::AcrossOwners {
@@ -231,10 +406,10 @@ impl<'a> Document<'a> {
             Keep::MarkerLike
         };
         let (lexed, scan) = syntax.scan_keeping(src, keep);
-        let mut doc = Self::from_lexed_with(src, syntax, lexed, foreign);
-        if keep == Keep::Regions && two_owners(&doc.regions) {
+        let mut doc = Self::build(src, syntax, lexed, foreign, keep_comments);
+        if keep == Keep::Regions && two_owners(src, &doc.regions) {
             let (lexed, scan) = syntax.scan_keeping(src, Keep::MarkerLike);
-            doc = Self::from_lexed_with(src, syntax, lexed, foreign);
+            doc = Self::build(src, syntax, lexed, foreign, keep_comments);
             doc.scan = scan;
             return doc;
         }
@@ -256,6 +431,31 @@ impl<'a> Document<'a> {
         lexed: Lexed,
         foreign: Option<&Foreign>,
     ) -> Self {
+        Self::build(src, syntax, lexed, foreign, true)
+    }
+
+    /// As [`Document::parse_with`], for a file that is only read (`list`, `check`): the
+    /// lexer's comments are let go as they are paired, a quarter at a time, so that a file
+    /// of many markers does not hold its comment records and its regions at once. The
+    /// document holds no comments: not for edits, repairs or [`Document::marker_lines`].
+    #[must_use]
+    pub(crate) fn parse_to_read(
+        src: &'a [u8],
+        syntax: &dyn Lexer,
+        foreign: Option<&Foreign>,
+    ) -> Self {
+        Self::lex_and_build(src, syntax, foreign, false)
+    }
+
+    /// Finds regions and problems; `keep_comments` false lets the lexer's comments go as
+    /// they are paired (see [`Document::parse_to_read`]).
+    fn build(
+        src: &'a [u8],
+        syntax: &dyn Lexer,
+        mut lexed: Lexed,
+        foreign: Option<&Foreign>,
+        keep_comments: bool,
+    ) -> Self {
         let mut problems = Problems::default();
         let mut lines = LineCounter::new(src);
         let mut pairing = Pairing {
@@ -265,17 +465,15 @@ impl<'a> Document<'a> {
             regions: Vec::new(),
             stack: Vec::new(),
         };
-        let mut marker_lines = Vec::new();
         let mut near_misses = Vec::new();
-        for c in &lexed.comments {
+        let mut visit = |c: &Comment| {
             let text = c.text.of(src);
             if foreign.is_none() && !marker::may_be_marker(text) {
-                continue;
+                return;
             }
-            let parsed = foreign
-                .filter(|_| c.alone)
-                .and_then(|f| f.marker(text))
-                .or_else(|| marker::parse(text));
+            let literal = foreign.filter(|_| c.alone).and_then(|f| f.marker(text));
+            let is_literal = literal.is_some();
+            let parsed = literal.or_else(|| marker::parse(text));
             let Some(m) = parsed else {
                 if c.alone
                     && let Some(nm) = marker::near_miss(text)
@@ -300,7 +498,7 @@ impl<'a> Document<'a> {
                         })
                     };
                 }
-                continue;
+                return;
             };
             let ls = marker_line_start(src, c.text.start);
             let line_no = lines.line_of(c.text.start);
@@ -320,18 +518,52 @@ impl<'a> Document<'a> {
                 )
                 .help("put it on a line of its own")
                 });
-                continue;
+                return;
             }
-            let line = MarkerLine {
-                line: Span::new(ls, line_end(src, c.text.start)),
-                text: c.text,
+            let line = MarkerLine::new(
+                Span::new(ls, line_end(src, c.text.start)),
+                c.text,
                 line_no,
-                context: c.context,
-            };
-            marker_lines.push(line.line);
-            pairing.push(line, m, &mut problems);
+                c.context,
+            );
+            pairing.push(line, m, is_literal, &mut problems);
+        };
+        let mut comments = std::mem::take(&mut lexed.comments);
+        // Where comments written with another format's opener start, for the wrong-opener
+        // check below once the comments are gone (a few, if any, in a `#` format).
+        let other_openers: Vec<usize> = if keep_comments {
+            Vec::new()
+        } else {
+            comments
+                .iter()
+                .filter(|c| WRONG_OPENERS.iter().any(|o| c.text.of(src).starts_with(o)))
+                .map(|c| c.text.start)
+                .collect()
+        };
+        if keep_comments {
+            comments.iter().for_each(&mut visit);
+            lexed.comments = comments;
+        } else {
+            // The first quarter of what is left (at least 4096) is paired, then dropped and
+            // its memory given back: each comment is moved about three times, all told.
+            while !comments.is_empty() {
+                let n = (comments.len() / 4).max(1 << 12).min(comments.len());
+                comments[..n].iter().for_each(&mut visit);
+                comments.drain(..n);
+                comments.shrink_to_fit();
+            }
         }
-        wrong_openers(src, syntax, &lexed, &mut problems);
+        let is_comment_at = |at: usize| {
+            if keep_comments {
+                lexed
+                    .comments
+                    .binary_search_by_key(&at, |c| c.text.start)
+                    .is_ok()
+            } else {
+                other_openers.binary_search(&at).is_ok()
+            }
+        };
+        wrong_openers(src, syntax, &lexed, &is_comment_at, &mut problems);
         let regions = pairing.finish(&mut problems);
         duplicate_keys(src, &lexed, &regions, syntax, &mut problems);
         Self {
@@ -340,16 +572,43 @@ impl<'a> Document<'a> {
             regions,
             problems: problems.finish(),
             eol: eol_of(src),
-            marker_lines,
             near_misses,
             scan: None,
+            foreign: foreign.cloned(),
         }
+    }
+
+    /// Every standalone marker line, paired or not, in file order: found again in the
+    /// lexer's comments (a file of many regions does not keep a second list of them).
+    #[must_use]
+    pub fn marker_lines(&self) -> Vec<Span> {
+        let (src, foreign) = (self.src, self.foreign.as_ref());
+        self.lexed
+            .comments
+            .iter()
+            .filter(|c| c.alone)
+            .filter(|c| {
+                let text = c.text.of(src);
+                (foreign.is_some() || marker::may_be_marker(text))
+                    && (foreign.and_then(|f| f.marker(text)).is_some()
+                        || marker::parse(text).is_some())
+            })
+            .map(|c| {
+                Span::new(
+                    marker_line_start(src, c.text.start),
+                    line_end(src, c.text.start),
+                )
+            })
+            .collect()
     }
 
     /// The region with this identity, if exactly present.
     #[must_use]
     pub fn region(&self, id: &Identity) -> Option<&Region> {
-        self.regions.iter().find(|r| &r.id == id)
+        let key = key_of(id);
+        self.regions
+            .iter()
+            .find(|r| r.key() == key && &r.id(self.src) == id)
     }
 
     /// True when a problem blocks editing this file.
@@ -370,11 +629,12 @@ impl<'a> Document<'a> {
     }
 }
 
-/// True when the regions belong to at least two owners.
-fn two_owners(regions: &[Region]) -> bool {
-    regions
-        .split_first()
-        .is_some_and(|(first, rest)| rest.iter().any(|r| r.id.owner != first.id.owner))
+/// True when the regions (found in `src`) belong to at least two owners.
+fn two_owners(src: &[u8], regions: &[Region]) -> bool {
+    regions.split_first().is_some_and(|(first, rest)| {
+        let owner = first.id(src).owner;
+        rest.iter().any(|r| r.id(src).owner != owner)
+    })
 }
 
 /// Keys assigned twice, as the format's policy judges them: the first
@@ -403,17 +663,20 @@ fn duplicate_keys(
     let region_cursor = || {
         let mut cur = 0usize;
         move |at: usize| {
-            if cur > 0 && regions.get(cur - 1).is_some_and(|r| r.body.end > at) {
-                cur = regions.partition_point(|r| r.body.end <= at);
+            if cur > 0 && regions.get(cur - 1).is_some_and(|r| r.body().end > at) {
+                cur = regions.partition_point(|r| r.body().end <= at);
             }
-            while regions.get(cur).is_some_and(|r| r.body.end <= at) {
+            while regions.get(cur).is_some_and(|r| r.body().end <= at) {
                 cur += 1;
             }
-            regions.get(cur).filter(|r| r.body.start <= at).map(|_| cur)
+            regions
+                .get(cur)
+                .filter(|r| r.body().start <= at)
+                .map(|_| cur)
         }
     };
     // Across owners, only keys inside regions of two different owners can be reported.
-    if policy == KeyPolicy::AcrossOwners && !two_owners(regions) {
+    if policy == KeyPolicy::AcrossOwners && !two_owners(src, regions) {
         return;
     }
     let hash_of = |k: crate::lex::Key| {
@@ -519,6 +782,10 @@ fn duplicate_keys(
     let mut first_of: rustc_hash::FxHashMap<u64, Vec<usize>> = rustc_hash::FxHashMap::default();
     let mut in_region = region_cursor();
     let mut region_of = region_cursor();
+    let region_holding = |at: usize| {
+        let i = regions.partition_point(|r| r.body().end <= at);
+        regions.get(i).filter(|r| r.body().start <= at).map(|_| i)
+    };
     let mut found = Vec::new();
     let (mut left_out, mut first_left_out) = (0usize, usize::MAX);
     for (i, k) in keys.iter().enumerate() {
@@ -541,8 +808,9 @@ fn duplicate_keys(
         let (first_at, at) = (first.name.start, k.name.start);
         let report = match policy {
             KeyPolicy::AnyDuplicate => true,
-            KeyPolicy::AcrossOwners => match (region_of(first_at), region_of(at)) {
-                (Some(a), Some(b)) => regions[a].id.owner != regions[b].id.owner,
+            // `at` comes in file order (a cursor); `first_at` jumps about (a search).
+            KeyPolicy::AcrossOwners => match (region_holding(first_at), region_of(at)) {
+                (Some(a), Some(b)) => regions[a].id(src).owner != regions[b].id(src).owner,
                 _ => false,
             },
         };
@@ -645,18 +913,41 @@ impl Bitmap {
     }
 }
 
-/// Lines that would be markers but for their comment opener (`// BEGIN …` in a shell file).
-fn wrong_openers(src: &[u8], syntax: &dyn Lexer, lexed: &Lexed, problems: &mut Problems) {
+/// Comment openers of other formats that a marker line is sometimes written with.
+const WRONG_OPENERS: [&[u8]; 4] = [b"//", b";", b"--", b"<!--"];
+
+/// Lines that would be markers but for their comment opener (`// BEGIN …` in a shell file);
+/// `is_comment_at` tells whether a real comment of the format starts at an offset.
+fn wrong_openers(
+    src: &[u8],
+    syntax: &dyn Lexer,
+    lexed: &Lexed,
+    is_comment_at: &dyn Fn(usize) -> bool,
+    problems: &mut Problems,
+) {
     if syntax.opener() != "#" {
         return;
     }
-    // Only lines that hold the word MANAGED (in any case) can be near misses of this kind.
-    let mut starts: Vec<usize> = memchr::memmem::find_iter(src, b"ANAGED")
-        .chain(memchr::memmem::find_iter(src, b"anaged"))
-        .map(|at| line_start(src, at))
-        .collect();
-    starts.sort_unstable();
-    starts.dedup();
+    // Only lines that hold the word MANAGED (in any case) can be near misses of this kind:
+    // their starts, in file order, each once (the two spellings' matches merged as they
+    // come, not collected: a file of many markers has hundreds of thousands).
+    let mut upper = memchr::memmem::find_iter(src, b"ANAGED").peekable();
+    let mut lower = memchr::memmem::find_iter(src, b"anaged").peekable();
+    let mut last = None;
+    let starts = std::iter::from_fn(|| {
+        loop {
+            let at = match (upper.peek(), lower.peek()) {
+                (Some(&u), Some(&l)) if l < u => lower.next(),
+                (Some(_), _) => upper.next(),
+                (None, _) => lower.next(),
+            }?;
+            let start = line_start(src, at);
+            if last != Some(start) {
+                last = Some(start);
+                return Some(start);
+            }
+        }
+    });
     let mut lines = LineCounter::new(src);
     for start in starts {
         let end = line_end(src, start);
@@ -666,20 +957,12 @@ fn wrong_openers(src: &[u8], syntax: &dyn Lexer, lexed: &Lexed, problems: &mut P
             .take_while(|b| **b == b' ' || **b == b'\t')
             .count();
         let text = &line[indent..];
-        let Some(o) = [&b"//"[..], b";", b"--", b"<!--"]
-            .into_iter()
-            .find(|o| text.starts_with(o))
-        else {
+        let Some(o) = WRONG_OPENERS.into_iter().find(|o| text.starts_with(o)) else {
             continue;
         };
         // A real comment of the format (`;` in INI) is no wrong opener.
         let at = start + indent;
-        if lexed.is_inner(start)
-            || lexed
-                .comments
-                .binary_search_by_key(&at, |c| c.text.start)
-                .is_ok()
-        {
+        if lexed.is_inner(start) || is_comment_at(at) {
             continue;
         }
         let as_hash = [b"#".as_slice(), &text[o.len()..]].concat();
@@ -710,6 +993,8 @@ struct Open {
     line: MarkerLine,
     id: Identity,
     hash: Option<String>,
+    /// A foreign block's literal line.
+    literal: bool,
     broken: bool,
 }
 
@@ -724,7 +1009,8 @@ struct Pairing<'s> {
 }
 
 impl Pairing<'_> {
-    fn push(&mut self, m: MarkerLine, marker: Marker, problems: &mut Problems) {
+    /// Adds a marker line; `literal` when it is a foreign block's literal line.
+    fn push(&mut self, m: MarkerLine, marker: Marker, literal: bool, problems: &mut Problems) {
         let kind = marker.kind;
         let Marker {
             owner, name, attrs, ..
@@ -736,11 +1022,12 @@ impl Pairing<'_> {
                 line: m,
                 id,
                 hash,
+                literal,
                 broken: false,
             });
             return;
         }
-        let (line_no, column) = (m.line_no, m.column());
+        let (line_no, column) = (m.line_no(), m.column());
         let Some(top) = self.stack.last() else {
             problems.add(ProblemKind::OrphanEnd, line_no, column, || {
                 Problem::new(
@@ -758,7 +1045,7 @@ impl Pairing<'_> {
                 return;
             };
             if let Some(outer) = self.stack.last_mut() {
-                let (bl, bc) = (b.line.line_no, b.line.column());
+                let (bl, bc) = (b.line.line_no(), b.line.column());
                 problems.add(ProblemKind::NestedRegion, bl, bc, || {
                     Problem::new(
                         ProblemKind::NestedRegion,
@@ -766,14 +1053,16 @@ impl Pairing<'_> {
                         bc,
                         format!(
                             "region \"{id}\" is inside region \"{}\" (BEGIN on line {})",
-                            outer.id, outer.line.line_no
+                            outer.id,
+                            outer.line.line_no()
                         ),
                     )
                     .help("regions cannot nest: move it out")
                 });
                 outer.broken = true;
             } else if !b.broken {
-                self.regions.push(self.region(b, m));
+                let r = self.region(b, m, literal);
+                self.regions.push(r);
             }
         } else if let Some(pos) = self.stack.iter().rposition(|b| b.id == id) {
             let inner = &self.stack[self.stack.len() - 1];
@@ -785,7 +1074,8 @@ impl Pairing<'_> {
                     format!(
                         "END of \"{id}\" comes before the END of \"{}\" (BEGIN on line {}), \
                          which started inside it",
-                        inner.id, inner.line.line_no
+                        inner.id,
+                        inner.line.line_no()
                     ),
                 )
                 .help("move one region's lines so they do not overlap")
@@ -806,7 +1096,7 @@ impl Pairing<'_> {
                         "END marker for \"{id}\" does not match the open BEGIN for \"{}\" on \
                          line {}{}",
                         b.id,
-                        b.line.line_no,
+                        b.line.line_no(),
                         if case_only {
                             " (they differ only in case)"
                         } else {
@@ -819,8 +1109,10 @@ impl Pairing<'_> {
         }
     }
 
-    fn region(&self, begin: Open, end: MarkerLine) -> Region {
-        let body = Span::new(begin.line.line.end, end.line.start);
+    /// The region of an open BEGIN and its END (`literal` when the END is a foreign
+    /// block's literal line).
+    fn region(&self, begin: Open, end: MarkerLine, literal: bool) -> Region {
+        let body = Span::new(begin.line.line().end, end.line().start);
         let state = match &begin.hash {
             None => State::Unhashed,
             Some(h) if hash::matches(h, &self.syntax.normalize(body.of(self.src))) => {
@@ -828,12 +1120,15 @@ impl Pairing<'_> {
             }
             Some(_) => State::Drifted,
         };
+        let id_from = match (begin.literal, literal) {
+            (false, _) => IdFrom::Begin,
+            (true, false) => IdFrom::End,
+            (true, true) => IdFrom::Literal,
+        };
         Region {
-            id: begin.id,
             begin: begin.line,
             end,
-            body,
-            state,
+            tag: key_of(&begin.id) | (state.bits() << 2) | id_from.bits(),
         }
     }
 
@@ -848,7 +1143,7 @@ impl Pairing<'_> {
             ..
         } = self;
         for b in stack.into_iter().filter(|b| !b.broken) {
-            let (bl, bc) = (b.line.line_no, b.line.column());
+            let (bl, bc) = (b.line.line_no(), b.line.column());
             problems.add(ProblemKind::UnclosedBegin, bl, bc, || {
                 Problem::new(
                     ProblemKind::UnclosedBegin,
@@ -866,33 +1161,53 @@ impl Pairing<'_> {
                 ))
             });
         }
-        // Two complete regions with one identity: the second is a duplicate. The first region
-        // of each identity, by a map: comparing each region with all before it was quadratic
-        // in the number of regions.
-        let mut firsts: std::collections::HashMap<&Identity, usize> =
-            std::collections::HashMap::with_capacity(regions.len());
-        for (i, r) in regions.iter().enumerate() {
-            let (line, column) = (r.begin.line_no, r.begin.column());
-            if let Some(first) = firsts.get(&r.id).and_then(|&f| regions.get(f)) {
-                problems.add(ProblemKind::DuplicateRegion, line, column, || {
-                    Problem::new(
-                        ProblemKind::DuplicateRegion,
-                        line,
-                        column,
-                        format!(
-                            "region \"{}\" appears twice (first on line {})",
-                            r.id, first.begin.line_no
-                        ),
-                    )
-                    .help("delete one copy, markers included")
-                });
-            } else {
-                firsts.insert(&r.id, i);
+        // Two complete regions with one identity: the second is a duplicate. Regions are
+        // sorted by the hash of their identity (4 bytes each, not a map of identities), and
+        // only those whose hash repeats have their identity read again.
+        let src = self.src;
+        let mut by_key: Vec<u32> = (0..narrow(regions.len())).collect();
+        by_key.sort_unstable_by_key(|&i| (regions[i as usize].key(), i));
+        let mut dups: Vec<(usize, usize)> = Vec::new();
+        for run in by_key.chunk_by(|&a, &b| regions[a as usize].key() == regions[b as usize].key())
+        {
+            if run.len() < 2 {
+                continue;
+            }
+            // In file order within the run: the first of each identity, then its copies.
+            let mut firsts: Vec<(Identity, usize)> = Vec::new();
+            for &i in run {
+                let i = i as usize;
+                let id = regions[i].id(src);
+                match firsts.iter().find(|(f, _)| *f == id) {
+                    Some(&(_, first)) => dups.push((i, first)),
+                    None => firsts.push((id, i)),
+                }
             }
         }
-        drop(firsts);
-        for r in regions.iter().filter(|r| r.begin.context != r.end.context) {
-            let (line, column) = (r.end.line_no, r.end.column());
+        drop(by_key);
+        dups.sort_unstable();
+        for (i, first) in dups {
+            let (r, first) = (&regions[i], &regions[first]);
+            let (line, column) = (r.begin.line_no(), r.begin.column());
+            problems.add(ProblemKind::DuplicateRegion, line, column, || {
+                Problem::new(
+                    ProblemKind::DuplicateRegion,
+                    line,
+                    column,
+                    format!(
+                        "region \"{}\" appears twice (first on line {})",
+                        r.id(src),
+                        first.begin.line_no()
+                    ),
+                )
+                .help("delete one copy, markers included")
+            });
+        }
+        for r in regions
+            .iter()
+            .filter(|r| r.begin.context() != r.end.context())
+        {
+            let (line, column) = (r.end.line_no(), r.end.column());
             problems.add(ProblemKind::MarkerCrossesStructure, line, column, || {
                 Problem::new(
                     ProblemKind::MarkerCrossesStructure,
@@ -901,14 +1216,15 @@ impl Pairing<'_> {
                     format!(
                         "END marker for \"{}\" is not in the same object, array or table as \
                          its BEGIN (line {})",
-                        r.id, r.begin.line_no
+                        r.id(src),
+                        r.begin.line_no()
                     ),
                 )
                 .help("move it so the region holds whole entries")
             });
         }
-        for r in regions.iter().filter(|r| r.state == State::Drifted) {
-            let (line, column) = (r.begin.line_no, r.begin.column());
+        for r in regions.iter().filter(|r| r.state() == State::Drifted) {
+            let (line, column) = (r.begin.line_no(), r.begin.column());
             problems.add(ProblemKind::Drift, line, column, || {
                 Problem::new(
                     ProblemKind::Drift,
@@ -916,7 +1232,7 @@ impl Pairing<'_> {
                     column,
                     format!(
                         "region \"{}\" was edited by hand since it was written (its hash differs)",
-                        r.id
+                        r.id(src)
                     ),
                 )
                 .help("the edit is kept unless the region is overwritten on purpose")
@@ -1024,7 +1340,10 @@ mod tests {
                 let all = Document::from_lexed(src, syntax, syntax.scan(src).0);
                 prop_assert_eq!(&kept.regions, &all.regions, "{}", f.name());
                 prop_assert_eq!(&kept.problems, &all.problems, "{}", f.name());
-                prop_assert_eq!(&kept.marker_lines, &all.marker_lines, "{}", f.name());
+                prop_assert_eq!(kept.marker_lines(), all.marker_lines(), "{}", f.name());
+                let read = Document::parse_to_read(src, syntax, None);
+                prop_assert_eq!(&read.regions, &all.regions, "{}", f.name());
+                prop_assert_eq!(&read.problems, &all.problems, "{}", f.name());
                 prop_assert_eq!(kept.near_misses.len(), all.near_misses.len());
             }
         }
@@ -1090,7 +1409,7 @@ mod tests {
             Some(marker::Kind::End)
         );
         assert_eq!(b.hash(doc.src), None);
-        assert_eq!(b.state, super::State::Unhashed);
+        assert_eq!(b.state(), super::State::Unhashed);
     }
 
     /// A crafted file with a problem on every line keeps the first of each kind and counts
@@ -1261,5 +1580,183 @@ mod foreign_tests {
             f("# >>> conda initialize >>>", "# <<< conda initialize <<<"),
             Identity::new("", "conda initialize")
         );
+    }
+}
+
+#[cfg(test)]
+mod compact_tests {
+    use super::*;
+    use crate::format::Format;
+
+    /// What a file of many regions costs per region: pinned, since `list` holds one record
+    /// per region of a file that can hold hundreds of thousands.
+    #[test]
+    fn region_records_stay_small() {
+        assert_eq!(size_of::<MarkerLine>(), 24);
+        assert_eq!(size_of::<Region>(), 52);
+        assert!(
+            size_of::<crate::report::RegionReport>() <= 64,
+            "{}",
+            size_of::<crate::report::RegionReport>()
+        );
+    }
+
+    /// Inputs up to 4 GiB fit; larger ones are refused by the command line, and offsets
+    /// past 4 GiB given to a marker line are clamped, never a panic.
+    #[test]
+    fn offsets_past_four_gib_are_refused_or_clamped() {
+        assert!(fits(0));
+        assert!(fits(u32::MAX as usize));
+        assert!(!fits(u32::MAX as usize + 1));
+        assert!(!fits(usize::MAX));
+        let big = u32::MAX as usize + 10;
+        let m = MarkerLine::new(Span::new(big, big + 5), Span::new(big + 2, big + 4), big, 7);
+        assert_eq!(m.line(), Span::new(u32::MAX as usize, u32::MAX as usize));
+        assert_eq!(m.text(), m.line());
+        assert_eq!(m.line_no(), u32::MAX as usize);
+        assert_eq!(m.context(), 7);
+        assert_eq!(m.column(), 1);
+        let small = MarkerLine::new(Span::new(10, 30), Span::new(12, 29), 3, 0);
+        assert_eq!(
+            (small.line(), small.text(), small.line_no(), small.column()),
+            (Span::new(10, 30), Span::new(12, 29), 3, 3)
+        );
+    }
+
+    /// Identities are read again from the lines: a demarcate marker's, a foreign block's
+    /// (the words both literal lines share), and a foreign BEGIN closed by a demarcate END.
+    #[test]
+    fn identities_are_read_again_from_the_marker_lines() {
+        let f = Foreign {
+            begin: "# >>> conda initialize >>>".to_owned(),
+            end: "# <<< conda initialize <<<".to_owned(),
+        };
+        let conda = Identity::new("", "conda initialize");
+        let src = "# BEGIN Z MANAGED a b\nA=1\n# END Z MANAGED a b\n\
+                   # >>> conda initialize >>>\nB=1\n# <<< conda initialize <<<\n\
+                   # >>> conda initialize >>>\nC=1\n# END MANAGED conda initialize\n";
+        let doc = Document::parse_with(src.as_bytes(), Format::Shell.syntax(), Some(&f));
+        let ids: Vec<Identity> = doc.regions.iter().map(|r| r.id(doc.src)).collect();
+        assert_eq!(
+            ids,
+            [Identity::new("Z", "a b"), conda.clone(), conda.clone()]
+        );
+        assert!(doc.regions[1].is(doc.src, &conda));
+        assert!(!doc.regions[0].is(doc.src, &conda));
+        assert_eq!(doc.region(&conda).map(|r| r.begin.line_no()), Some(4));
+        // The third is the second copy of the foreign block.
+        let dup: Vec<usize> = doc
+            .problems
+            .iter()
+            .filter(|p| p.kind == ProblemKind::DuplicateRegion)
+            .map(|p| p.line)
+            .collect();
+        assert_eq!(dup, [7]);
+        assert_eq!(doc.region(&Identity::new("Z", "a")), None);
+        assert_eq!(
+            doc.regions[0].body().of(doc.src),
+            b"A=1\n",
+            "the body lies between the lines"
+        );
+        let lines = doc.marker_lines();
+        assert_eq!(lines.len(), 6);
+        assert_eq!(lines[2].of(doc.src), b"# >>> conda initialize >>>\n");
+    }
+
+    /// A line with a wrong comment opener is reported once, even when it holds both
+    /// spellings of MANAGED that the search looks for.
+    #[test]
+    fn a_wrong_opener_line_is_reported_once_in_file_order() {
+        let src = "x=1\n// BEGIN X MANAGED managed\nA=1\n// END X MANAGED managed\n\
+                   ; END X MANAGED b\n";
+        let doc = Document::parse(src.as_bytes(), Format::Shell.syntax());
+        let lines: Vec<usize> = doc
+            .problems
+            .iter()
+            .filter(|p| p.kind == ProblemKind::NearMissMarker)
+            .map(|p| p.line)
+            .collect();
+        assert_eq!(lines, [2, 4, 5]);
+    }
+
+    /// Reading a file lets its comments go as they are paired, a quarter at a time, and
+    /// finds the same regions and problems as a document that keeps them, with a foreign
+    /// block's lines or without.
+    #[test]
+    fn reading_without_the_comments_finds_the_same_document() {
+        let mut src = String::new();
+        for i in 0..20_000 {
+            src.push_str(&match i % 9 {
+                0 => format!("# BEGIN X MANAGED r{i}\nexport A{i}=1\n# END X MANAGED r{i}\n"),
+                1 => format!("# BEGN X MANAGED n{i}\n"),
+                2 => format!("// BEGIN X MANAGED w{i}\n"),
+                3 => format!("# END Y MANAGED o{i}\n"),
+                4 => "# >>> conda initialize >>>\nC=1\n# <<< conda initialize <<<\n".to_owned(),
+                5 => format!("x=1 # BEGIN X MANAGED t{i}\n"),
+                6 => format!(
+                    "# BEGIN Y MANAGED a{i}\n# BEGIN Y MANAGED b{i}\n# END Y MANAGED a{i}\n\
+                     # END Y MANAGED b{i}\n"
+                ),
+                7 => format!("y=2 # END X MANAGED q{i}\n"),
+                _ => format!(
+                    "# BEGIN X MANAGED r{}\n# END X MANAGED r{}\n",
+                    i % 50,
+                    i % 50
+                ),
+            });
+        }
+        let f = Foreign {
+            begin: "# >>> conda initialize >>>".to_owned(),
+            end: "# <<< conda initialize <<<".to_owned(),
+        };
+        for foreign in [None, Some(&f)] {
+            for format in [Format::Shell, Format::Env, Format::Ini] {
+                let syntax = format.syntax();
+                let kept = Document::parse_with(src.as_bytes(), syntax, foreign);
+                let read = Document::parse_to_read(src.as_bytes(), syntax, foreign);
+                assert!(kept.regions.len() > 2000, "{}", kept.regions.len());
+                assert!(kept.problems.len() > 1000, "{}", kept.problems.len());
+                assert_eq!(read.regions, kept.regions, "{}", format.name());
+                assert_eq!(read.problems, kept.problems, "{}", format.name());
+                assert_eq!(read.near_misses.len(), kept.near_misses.len());
+                assert!(read.lexed.comments.is_empty());
+            }
+        }
+    }
+
+    /// Duplicates are found by a hash of the identities, and reported in file order, each
+    /// with the line of the first copy.
+    #[test]
+    fn duplicate_regions_among_many_are_reported_in_file_order() {
+        let mut src = String::new();
+        for i in 0..3000 {
+            src.push_str(&format!("# BEGIN X MANAGED r{i}\n# END X MANAGED r{i}\n"));
+        }
+        for i in [2999, 5, 5, 1000] {
+            src.push_str(&format!("# BEGIN X MANAGED r{i}\n# END X MANAGED r{i}\n"));
+        }
+        let doc = Document::parse(src.as_bytes(), Format::Shell.syntax());
+        let dups: Vec<(usize, String)> = doc
+            .problems
+            .iter()
+            .filter(|p| p.kind == ProblemKind::DuplicateRegion)
+            .map(|p| (p.line, p.message.clone()))
+            .collect();
+        let want = [
+            (6001, 2999, 5999),
+            (6003, 5, 11),
+            (6005, 5, 11),
+            (6007, 1000, 2001),
+        ];
+        assert_eq!(dups.len(), want.len(), "{dups:?}");
+        for ((line, msg), (wline, id, first)) in dups.iter().zip(want) {
+            assert_eq!(*line, wline);
+            assert!(
+                msg.contains(&format!(
+                    "\"X MANAGED r{id}\" appears twice (first on line {first})"
+                )),
+                "{msg}"
+            );
+        }
     }
 }

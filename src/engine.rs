@@ -168,6 +168,12 @@ pub enum Error {
          (markers) cannot be written; sync it from a JSON template instead (owned entries)"
     )]
     MarkersInJson,
+    /// The file is larger than 4 GiB, more than a parsed file can hold.
+    #[error(
+        "is larger than 4 GiB, which demarcate does not handle (it keeps offsets in 32 bits); \
+         nothing was written"
+    )]
+    TooLarge,
 }
 
 impl Error {
@@ -349,10 +355,15 @@ pub enum Work {
     },
 }
 
-fn detect(path: &Path, opts: &EditOptions, head: &[u8]) -> Result<Format, Error> {
+/// The format of `src` (the whole file): given, or told by its name and first bytes. A file
+/// too large to parse is refused here, before anything reads or edits it.
+fn detect(path: &Path, opts: &EditOptions, src: &[u8]) -> Result<Format, Error> {
+    if !crate::document::fits(src.len()) {
+        return Err(Error::TooLarge);
+    }
     match opts.format {
         Some(f) => Ok(f),
-        None => Ok(format::detect(path, head)?),
+        None => Ok(format::detect(path, src)?),
     }
 }
 
@@ -435,9 +446,10 @@ fn read_only_bytes(path: &Path, src: &[u8], opts: &EditOptions, check: bool) -> 
         }
         return out;
     }
-    // Only the regions and problems are kept; the lexer's records go before the report is
-    // made (a file can hold hundreds of thousands of markers).
-    let doc = Document::parse_with(src, f.syntax(), opts.plan.foreign.as_ref());
+    // Only the regions and problems are kept: the comments go as they are paired, the rest
+    // of the lexer's records before the report is made (a file can hold hundreds of
+    // thousands of markers).
+    let doc = Document::parse_to_read(src, f.syntax(), opts.plan.foreign.as_ref());
     // `check` never calls "ok" a file its format's readers reject: with no problem found to
     // show, the rejection is the error (exit 2), as it is for every edit. (A TOML duplicate
     // key, say, is already reported as a problem, exit 1.)
@@ -459,10 +471,15 @@ fn read_only_bytes(path: &Path, src: &[u8], opts: &EditOptions, check: bool) -> 
         }
     }
     let Document {
-        regions, problems, ..
+        regions,
+        problems,
+        lexed,
+        ..
     } = doc;
+    // The lexer's records go before the report is made.
+    drop(lexed);
     let mut out = FileOutcome::new(path, Some(f));
-    out.regions = report::regions_as_read(regions);
+    out.regions = report::regions_as_read(src, regions);
     out.problem_lines = problem_lines(src, &problems);
     out.problems = problems;
     out.found = check && !out.problems.is_empty();
@@ -606,7 +623,7 @@ pub fn uninstall(owner: &str, opts: &EditOptions, reporter: &dyn Reporter) -> Ve
             let present: BTreeSet<Identity> = out
                 .regions
                 .iter()
-                .filter(|r| r.state != "removed")
+                .filter(|r| r.state != report::RegionState::Removed)
                 .map(|r| Identity::new(&r.owner, &r.name))
                 .collect();
             let canonical = canonical_path(&path);
@@ -703,10 +720,11 @@ pub(crate) fn template_op_from(
     let regions: Vec<Desired> = doc
         .regions
         .iter()
-        .filter(|r| owner.is_none_or(|o| r.id.owner == o))
-        .map(|r| Desired {
-            id: r.id.clone(),
-            body: r.body.of(bytes).to_vec(),
+        .map(|r| (r.id(bytes), r))
+        .filter(|(id, _)| owner.is_none_or(|o| id.owner == o))
+        .map(|(id, r)| Desired {
+            id,
+            body: r.body().of(bytes).to_vec(),
         })
         .collect();
     let owners: BTreeSet<String> = match owner {
@@ -716,8 +734,9 @@ pub(crate) fn template_op_from(
     let places = doc
         .regions
         .iter()
-        .filter(|r| owner.is_none_or(|o| r.id.owner == o))
-        .filter_map(|r| f.syntax().home(&doc, r).map(|h| (r.id.clone(), h)))
+        .map(|r| (r.id(bytes), r))
+        .filter(|(id, _)| owner.is_none_or(|o| id.owner == o))
+        .filter_map(|(id, r)| f.syntax().home(&doc, r).map(|h| (id, h)))
         .collect();
     Ok(Op::Sync {
         regions,
@@ -1338,7 +1357,7 @@ fn plan_parsed(
     let doc = Document::parse_with(src, f.syntax(), opts.plan.foreign.as_ref());
     let failed = |e: Error| {
         let mut out = FileOutcome::failed(path, Some(f), e);
-        out.regions = report::regions(&doc.regions, &[]);
+        out.regions = report::regions(doc.src, &doc.regions, &[]);
         out.problems.clone_from(&doc.problems);
         Box::new(out)
     };
@@ -1387,7 +1406,7 @@ fn plan_parsed(
     });
     let mut out = FileOutcome::new(path, Some(f));
     out.changed = changed;
-    out.regions = report::regions(&checked.regions, &planned.outcomes);
+    out.regions = report::regions(&planned.new, &checked.regions, &planned.outcomes);
     out.problems = checked.problems;
     out.outcomes.clone_from(&planned.outcomes);
     out.warnings.clone_from(&planned.warnings);
@@ -1687,18 +1706,18 @@ fn plan_options(
     p.eof_break_added = doc
         .regions
         .iter()
-        .filter(|r| {
+        .map(|r| r.id(doc.src))
+        .filter(|id| {
             known
                 .regions
-                .get(&r.id.to_string())
+                .get(&id.to_string())
                 .is_some_and(|k| k.eof_break)
         })
-        .map(|r| r.id.clone())
         .collect();
     p.known = known.regions.keys().cloned().collect();
     p.created.clone_from(&known.containers);
     if let (plan::OnDrift::Merge, Some(store)) = (p.on_drift, store) {
-        for r in doc.regions.iter().filter(|r| r.state == State::Drifted) {
+        for r in doc.regions.iter().filter(|r| r.state() == State::Drifted) {
             if let Some(h) = r.hash(doc.src)
                 && let Some(base) = store.body(canonical, &h)
             {

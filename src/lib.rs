@@ -93,6 +93,6 @@ pub use plan::{
 };
 pub use problem::{MAX_PROBLEMS_PER_KIND, Problem, ProblemKind};
 pub use repair::{Fix, Repaired, repair as repair_markers};
-pub use report::{FileReport, ProblemReport, RegionReport, Report};
+pub use report::{FileReport, ProblemReport, RegionReport, RegionState, Report};
 pub use state::StoreWarning;
 pub use warning::{MergeFailure, Warning};

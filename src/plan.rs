@@ -266,7 +266,8 @@ pub struct Plan {
     pub checked: Option<Checked>,
 }
 
-/// The regions and problems of a parsed file, without its bytes.
+/// The regions and problems of a parsed file, without its bytes (the plan's `new`, which
+/// [`Region::id`] reads identities from).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Checked {
     /// Well-formed regions, in file order.
@@ -479,7 +480,9 @@ pub fn plan(
         ..
     } = p;
     for (seq, id, action, silent) in removals {
-        let lines = doc.region(&id).map(|r| (r.begin.line_no, r.end.line_no));
+        let lines = doc
+            .region(&id)
+            .map(|r| (r.begin.line_no(), r.end.line_no()));
         let parsed;
         let cur: &Document<'_> = if new == doc.src {
             doc
@@ -822,7 +825,7 @@ fn validate(
             "the edit leaves a construct open at the end of the file".to_owned(),
         ));
     }
-    let found: BTreeSet<Identity> = doc.regions.iter().map(|r| r.id.clone()).collect();
+    let found: BTreeSet<Identity> = doc.regions.iter().map(|r| r.id(doc.src)).collect();
     syntax.validate(old, &doc).map_err(PlanError::Invalid)?;
     if &found != expected {
         return Err(PlanError::Invalid(format!(
@@ -860,7 +863,7 @@ impl<'d, 'a> Planner<'d, 'a> {
             splices: Vec::new(),
             outcomes: Vec::new(),
             warnings: Vec::new(),
-            expected: doc.regions.iter().map(|r| r.id.clone()).collect(),
+            expected: doc.regions.iter().map(|r| r.id(doc.src)).collect(),
             eof_break_done: false,
             seq: 0,
             seqs: Vec::new(),
@@ -889,11 +892,11 @@ impl<'d, 'a> Planner<'d, 'a> {
             .iter()
             .rev()
             .find_map(|p| self.doc.region(p))
-            .map(|r| r.end.line.end);
+            .map(|r| r.end.line().end);
         let before_next = ids[index + 1..]
             .iter()
             .find_map(|n| self.doc.region(n))
-            .map(|r| r.begin.line.start);
+            .map(|r| r.begin.line().start);
         match after_prev.or(before_next) {
             Some(offset) => Ok(Placement {
                 offset,
@@ -1115,25 +1118,25 @@ impl<'d, 'a> Planner<'d, 'a> {
             self.outcome(
                 &d.id,
                 Action::Unchanged,
-                Some((r.begin.line_no, r.end.line_no)),
+                Some((r.begin.line_no(), r.end.line_no())),
             );
             return Ok(());
         }
-        let r = r.clone();
+        let r = *r;
         let body = match rewrap.and_then(|at| self.syntax.rewrap(self.doc, &r, at, &body)) {
             Some(wrapped) => wrapped,
             None => self.syntax.fit_update(self.doc, &r, &body),
         };
-        let current = r.body.of(self.doc.src);
+        let current = r.body().of(self.doc.src);
         let same = self.syntax.normalize(current) == self.syntax.normalize(&body);
-        let lines = Some((r.begin.line_no, r.end.line_no));
+        let lines = Some((r.begin.line_no(), r.end.line_no()));
         // Bytes, not the normalized form: a template change to comments or layout alone
         // reaches a pristine region too (its hash stays).
-        if current == body.as_slice() && r.state != State::Drifted {
+        if current == body.as_slice() && r.state() != State::Drifted {
             self.outcome(&d.id, Action::Unchanged, lines);
             return Ok(());
         }
-        if !same && r.state == State::Drifted {
+        if !same && r.state() == State::Drifted {
             match self.opts.on_drift {
                 OnDrift::Merge => {
                     self.merge(d, &r, &body);
@@ -1142,7 +1145,7 @@ impl<'d, 'a> Planner<'d, 'a> {
                 OnDrift::Keep => {
                     self.warnings.push(Warning::KeptDrifted {
                         id: d.id.clone(),
-                        line: r.begin.line_no,
+                        line: r.begin.line_no(),
                     });
                     self.outcome(&d.id, Action::KeptDrifted, lines);
                     return Ok(());
@@ -1150,7 +1153,7 @@ impl<'d, 'a> Planner<'d, 'a> {
                 OnDrift::Fail => {
                     return Err(PlanError::Drift {
                         id: d.id.clone(),
-                        line: r.begin.line_no,
+                        line: r.begin.line_no(),
                     });
                 }
                 OnDrift::Overwrite => {}
@@ -1167,8 +1170,8 @@ impl<'d, 'a> Planner<'d, 'a> {
     /// (the new base, so the user's edit still shows as drift and is never overwritten by a
     /// later run); a conflict or a missing base keeps the user's body, with a warning.
     fn merge(&mut self, d: &Desired, r: &Region, body: &[u8]) {
-        let lines = Some((r.begin.line_no, r.end.line_no));
-        let current = hash::normalize_lines(r.body.of(self.doc.src));
+        let lines = Some((r.begin.line_no(), r.end.line_no()));
+        let current = hash::normalize_lines(r.body().of(self.doc.src));
         let theirs = hash::normalize_lines(body);
         let recorded = r.hash(self.doc.src).unwrap_or_default();
         let base = self
@@ -1187,7 +1190,7 @@ impl<'d, 'a> Planner<'d, 'a> {
         for key in kept_keys {
             self.warnings.push(Warning::KeyKept {
                 id: d.id.clone(),
-                line: r.begin.line_no,
+                line: r.begin.line_no(),
                 key,
             });
         }
@@ -1221,7 +1224,7 @@ impl<'d, 'a> Planner<'d, 'a> {
         };
         self.warnings.push(Warning::NotMerged {
             id: d.id.clone(),
-            line: r.begin.line_no,
+            line: r.begin.line_no(),
             why,
         });
         self.outcome(&d.id, Action::KeptDrifted, lines);
@@ -1231,7 +1234,7 @@ impl<'d, 'a> Planner<'d, 'a> {
     /// `hashed`, and the body with `body`.
     fn replace(&mut self, r: &Region, body: &[u8], hashed: &[u8]) {
         let src = self.doc.src;
-        let old_line = r.begin.line.of(src);
+        let old_line = r.begin.line().of(src);
         let indent_len = old_line
             .iter()
             .position(|b| *b != b' ' && *b != b'\t')
@@ -1245,7 +1248,7 @@ impl<'d, 'a> Planner<'d, 'a> {
         let mut text = old_line[..indent_len].to_vec();
         // Foreign and unhashed markers stay byte for byte, so that the tool that owns them
         // (Ansible, a --no-hash installer) still knows them.
-        let hashed_marker = if self.foreign_lines(&r.id).is_some() || r.hash(src).is_none() {
+        let hashed_marker = if self.foreign_lines(&r.id(src)).is_some() || r.hash(src).is_none() {
             None
         } else {
             r.begin.marker(src)
@@ -1264,7 +1267,7 @@ impl<'d, 'a> Planner<'d, 'a> {
         }
         text.extend_from_slice(body);
         self.splices.push(Splice {
-            span: Span::new(r.begin.line.start, r.end.line.start),
+            span: Span::new(r.begin.line().start, r.end.line().start),
             text,
         });
     }
@@ -1321,15 +1324,16 @@ impl<'d, 'a> Planner<'d, 'a> {
 
     fn remove_now(&mut self, id: &Identity, action: Action) {
         let Some(r) = self.doc.region(id) else { return };
-        let lines = Some((r.begin.line_no, r.end.line_no));
-        if r.state != State::Pristine && !(action == Action::Removed && r.state == State::Unhashed)
+        let lines = Some((r.begin.line_no(), r.end.line_no()));
+        if r.state() != State::Pristine
+            && !(action == Action::Removed && r.state() == State::Unhashed)
         {
             let overwrite = self.opts.on_drift == OnDrift::Overwrite;
             if !(overwrite && action == Action::Removed) {
                 self.warnings.push(Warning::NotRemoved {
                     id: id.clone(),
-                    line: r.begin.line_no,
-                    state: r.state,
+                    line: r.begin.line_no(),
+                    state: r.state(),
                     pruning: action != Action::Removed,
                 });
                 self.outcome(id, Action::KeptDrifted, lines);
@@ -1400,13 +1404,13 @@ impl<'d, 'a> Planner<'d, 'a> {
             self.seq = (self.seq & !0xffff_ffff) | i;
             // A pristine region the template moved to another container moves with it.
             if let Some(r) = self.doc.region(&d.id)
-                && r.state == State::Pristine
+                && r.state() == State::Pristine
                 && !self.opts.seeds.contains(&d.id)
                 && let Some((_, want)) = places.iter().find(|(id, _)| id == &d.id)
                 && let Some(have) = self.syntax.home(self.doc, r)
                 && !same_home(&have, want)
             {
-                let lines = (r.begin.line_no, r.end.line_no);
+                let lines = (r.begin.line_no(), r.end.line_no());
                 self.remove(&d.id, Action::Pruned, true);
                 self.pending.push(Pending {
                     seq: self.seq,
@@ -1441,12 +1445,10 @@ impl<'d, 'a> Planner<'d, 'a> {
             .doc
             .regions
             .iter()
-            .filter(|r| {
-                owners.contains(&r.id.owner)
-                    && !wanted.contains(&r.id)
-                    && !self.opts.seeds.contains(&r.id)
+            .map(|r| r.id(self.doc.src))
+            .filter(|id| {
+                owners.contains(&id.owner) && !wanted.contains(id) && !self.opts.seeds.contains(id)
             })
-            .map(|r| r.id.clone())
             .collect();
         for id in obsolete {
             self.remove(&id, Action::Pruned, false);

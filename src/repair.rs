@@ -220,10 +220,16 @@ fn next_fix(
     None
 }
 
-/// The marker line at a 1-based line number, parsed.
-fn marker_at(doc: &Document<'_>, foreign: Option<&Foreign>, line: usize) -> Option<(Span, Marker)> {
+/// The marker line at a 1-based line number among `lines` (the document's
+/// [`Document::marker_lines`]), parsed.
+fn marker_at(
+    doc: &Document<'_>,
+    lines: &[Span],
+    foreign: Option<&Foreign>,
+    line: usize,
+) -> Option<(Span, Marker)> {
     let src = doc.src;
-    doc.marker_lines.iter().find_map(|span| {
+    lines.iter().find_map(|span| {
         if crate::lines::line_of(src, span.start) != line {
             return None;
         }
@@ -249,15 +255,15 @@ fn case_only_end(
     p: &Problem,
 ) -> Option<Next> {
     let src = doc.src;
-    let (end_span, end) = marker_at(doc, foreign, p.line)?;
+    let lines = doc.marker_lines();
+    let (end_span, end) = marker_at(doc, &lines, foreign, p.line)?;
     // The open BEGIN is the nearest BEGIN above whose identity matches ignoring case.
-    let begin = doc
-        .marker_lines
+    let begin = lines
         .iter()
         .filter(|s| s.start < end_span.start)
         .rev()
         .find_map(|s| {
-            let (_, m) = marker_at(doc, foreign, crate::lines::line_of(src, s.start))?;
+            let (_, m) = marker_at(doc, &lines, foreign, crate::lines::line_of(src, s.start))?;
             (m.kind == Kind::Begin && m.identity().eq_ignore_case(&end.identity())).then_some(m)
         })?;
     let mut fixed = end.clone();
@@ -286,11 +292,11 @@ fn close_by_hash(
     p: &Problem,
 ) -> Option<Next> {
     let src = doc.src;
-    let (begin_span, begin) = marker_at(doc, foreign, p.line)?;
+    let lines = doc.marker_lines();
+    let (begin_span, begin) = marker_at(doc, &lines, foreign, p.line)?;
     let recorded = begin.hash()?.to_owned();
     // Candidate body ends: each following line end, up to the next marker line.
-    let limit = doc
-        .marker_lines
+    let limit = lines
         .iter()
         .map(|s| s.start)
         .find(|s| *s > begin_span.start)
@@ -349,7 +355,8 @@ fn open_from_template(
     template: &[Desired],
 ) -> Option<Next> {
     let src = doc.src;
-    let (end_span, end) = marker_at(doc, foreign, p.line)?;
+    let lines = doc.marker_lines();
+    let (end_span, end) = marker_at(doc, &lines, foreign, p.line)?;
     let id: Identity = end.identity();
     let t = template.iter().find(|d| d.id == id)?;
     let want = syntax.normalize(&t.body);
@@ -362,8 +369,7 @@ fn open_from_template(
     if want.len() > end_span.start {
         return None;
     }
-    let prev_marker_end = doc
-        .marker_lines
+    let prev_marker_end = lines
         .iter()
         .map(|s| s.end)
         .filter(|e| *e <= end_span.start)
@@ -411,14 +417,15 @@ fn open_from_template(
 
 fn drop_duplicate(doc: &Document<'_>, p: &Problem) -> Option<Next> {
     let src = doc.src;
-    let later = doc.regions.iter().find(|r| r.begin.line_no == p.line)?;
-    let first = doc.regions.iter().find(|r| r.id == later.id)?;
-    let pristine = |r: &crate::document::Region| r.state == crate::document::State::Pristine;
-    if !(pristine(first) && pristine(later)) || first.body.of(src) != later.body.of(src) {
+    let later = doc.regions.iter().find(|r| r.begin.line_no() == p.line)?;
+    let id = later.id(src);
+    let first = doc.region(&id)?;
+    let pristine = |r: &crate::document::Region| r.state() == crate::document::State::Pristine;
+    if !(pristine(first) && pristine(later)) || first.body().of(src) != later.body().of(src) {
         return None;
     }
     let new = splice(src, later.span(), b"");
-    let n = later.end.line_no - later.begin.line_no + 1;
+    let n = later.end.line_no() - later.begin.line_no() + 1;
     Some((
         new,
         Fix {
@@ -426,11 +433,13 @@ fn drop_duplicate(doc: &Document<'_>, p: &Problem) -> Option<Next> {
             line: p.line,
             what: format!(
                 "removed the second copy of \"{}\" (lines {}-{}), identical to the first and unedited",
-                later.id, later.begin.line_no, later.end.line_no
+                id,
+                later.begin.line_no(),
+                later.end.line_no()
             ),
         },
         Some((
-            later.begin.line_no.saturating_sub(1),
+            later.begin.line_no().saturating_sub(1),
             -isize::try_from(n).unwrap_or(0),
         )),
     ))

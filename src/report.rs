@@ -1,8 +1,9 @@
 //! The `--json` report and the human-readable output built from the same data.
 
+use compact_str::CompactString;
 use serde::Serialize;
 
-use crate::document::Region;
+use crate::document::{Region, State};
 use crate::plan::{Action, Outcome};
 use crate::problem::Problem;
 
@@ -44,21 +45,77 @@ pub struct FileReport {
     pub diff: Option<String>,
 }
 
-/// One region's entry.
+/// One region's entry: 64 bytes with no allocation of its own for the usual short owner
+/// and name (up to 24 bytes each are kept inline), since `list` reports every region of a
+/// file that can hold hundreds of thousands.
 #[derive(Clone, Debug, Serialize)]
 pub struct RegionReport {
     /// Owner (may be empty).
-    pub owner: String,
+    pub owner: CompactString,
     /// Name (may be empty).
-    pub name: String,
+    pub name: CompactString,
     /// Line of the BEGIN marker.
-    pub begin_line: usize,
+    pub begin_line: u32,
     /// Line of the END marker.
-    pub end_line: usize,
+    pub end_line: u32,
     /// pristine, drifted, unhashed or removed.
-    pub state: &'static str,
+    pub state: RegionState,
     /// What the command did.
-    pub action: &'static str,
+    #[serde(serialize_with = "action_name")]
+    pub action: Action,
+}
+
+/// A region's state in a report: as read ([`State`]), or removed by the command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RegionState {
+    /// The body hashes to the recorded hash.
+    Pristine,
+    /// The body was edited since the tool wrote it.
+    Drifted,
+    /// No hash recorded.
+    Unhashed,
+    /// The command removed the region (or it was deleted by hand and left out).
+    Removed,
+}
+
+impl RegionState {
+    /// The name used in reports.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Pristine => "pristine",
+            Self::Drifted => "drifted",
+            Self::Unhashed => "unhashed",
+            Self::Removed => "removed",
+        }
+    }
+}
+
+impl From<State> for RegionState {
+    fn from(s: State) -> Self {
+        match s {
+            State::Pristine => Self::Pristine,
+            State::Drifted => Self::Drifted,
+            State::Unhashed => Self::Unhashed,
+        }
+    }
+}
+
+impl std::fmt::Display for RegionState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An action as its report name.
+fn action_name<S: serde::Serializer>(a: &Action, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(a.as_str())
+}
+
+/// A line number as a report holds it (files over 4 GiB are refused before they are read).
+fn line(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// One problem's entry.
@@ -85,56 +142,110 @@ impl From<&Problem> for ProblemReport {
     }
 }
 
-/// Region entries of a file read and left as it is (`list`, `check`): the regions are
-/// taken, not copied, since a file can hold hundreds of thousands.
-pub(crate) fn regions_as_read(regions: Vec<Region>) -> Vec<RegionReport> {
-    regions
-        .into_iter()
-        .map(|r| RegionReport {
-            begin_line: r.begin.line_no,
-            end_line: r.end.line_no,
-            state: r.state.as_str(),
-            action: Action::Unchanged.as_str(),
-            owner: r.id.owner,
-            name: r.id.name,
-        })
-        .collect()
+/// Region entries of a file read and left as it is (`list`, `check`): identities read from
+/// `src`, the bytes the regions were found in. The regions are let go a quarter at a time as
+/// their entries are made, so that a file of hundreds of thousands does not hold both lists
+/// whole at once.
+pub(crate) fn regions_as_read(src: &[u8], mut regions: Vec<Region>) -> Vec<RegionReport> {
+    let entry = |r: &Region| {
+        let id = r.id(src);
+        RegionReport {
+            owner: id.owner.as_str().into(),
+            name: id.name.as_str().into(),
+            begin_line: line(r.begin.line_no()),
+            end_line: line(r.end.line_no()),
+            state: r.state().into(),
+            action: Action::Unchanged,
+        }
+    };
+    let mut out = Vec::with_capacity(regions.len());
+    while !regions.is_empty() {
+        let n = (regions.len() / 4).max(1 << 12).min(regions.len());
+        out.extend(regions[..n].iter().map(entry));
+        regions.drain(..n);
+        regions.shrink_to_fit();
+    }
+    out
 }
 
-/// Region entries for `regions` (of the file after the command), with the actions of `outcomes`;
-/// removed regions are listed with the lines they had, and regions deleted by hand and left
-/// out (`--respect-removals`) with state `removed`, action `kept-drifted` and lines 0.
+/// Region entries for `regions` (of the file after the command, read from `src`), with the
+/// actions of `outcomes`; removed regions are listed with the lines they had, and regions
+/// deleted by hand and left out (`--respect-removals`) with state `removed`, action
+/// `kept-drifted` and lines 0.
 #[must_use]
-pub(crate) fn regions(regions: &[Region], outcomes: &[Outcome]) -> Vec<RegionReport> {
+pub(crate) fn regions(src: &[u8], regions: &[Region], outcomes: &[Outcome]) -> Vec<RegionReport> {
+    let ids: Vec<crate::marker::Identity> = regions.iter().map(|r| r.id(src)).collect();
     let mut out: Vec<RegionReport> = regions
         .iter()
-        .map(|r| RegionReport {
-            owner: r.id.owner.clone(),
-            name: r.id.name.clone(),
-            begin_line: r.begin.line_no,
-            end_line: r.end.line_no,
-            state: r.state.as_str(),
+        .zip(&ids)
+        .map(|(r, id)| RegionReport {
+            owner: id.owner.as_str().into(),
+            name: id.name.as_str().into(),
+            begin_line: line(r.begin.line_no()),
+            end_line: line(r.end.line_no()),
+            state: r.state().into(),
             action: outcomes
                 .iter()
-                .find(|o| o.id == r.id)
-                .map_or(Action::Unchanged, |o| o.action)
-                .as_str(),
+                .find(|o| o.id == *id)
+                .map_or(Action::Unchanged, |o| o.action),
         })
         .collect();
     for o in outcomes {
         // Removed regions, and regions left out because the user deleted them by hand.
-        let gone = o.action == Action::KeptDrifted && !regions.iter().any(|r| r.id == o.id);
+        let gone = o.action == Action::KeptDrifted && !ids.contains(&o.id);
         if matches!(o.action, Action::Removed | Action::Pruned) || gone {
             let (b, e) = o.old_lines.unwrap_or((0, 0));
             out.push(RegionReport {
-                owner: o.id.owner.clone(),
-                name: o.id.name.clone(),
-                begin_line: b,
-                end_line: e,
-                state: "removed",
-                action: o.action.as_str(),
+                owner: o.id.owner.as_str().into(),
+                name: o.id.name.as_str().into(),
+                begin_line: line(b),
+                end_line: line(e),
+                state: RegionState::Removed,
+                action: o.action,
             });
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::Document;
+    use crate::format::Format;
+
+    /// Entries made while the regions are let go a quarter at a time are every region's, in
+    /// file order, with its identity, lines and state.
+    #[test]
+    fn entries_as_read_are_every_region_in_order() {
+        let mut src = String::new();
+        for i in 0..20_000 {
+            src.push_str(&format!(
+                "# BEGIN O{} MANAGED r{i}\nexport A{i}=1\n# END O{} MANAGED r{i}\n",
+                i % 3,
+                i % 3
+            ));
+        }
+        let doc = Document::parse(src.as_bytes(), Format::Shell.syntax());
+        let entries = regions_as_read(doc.src, doc.regions.clone());
+        assert_eq!(entries.len(), 20_000);
+        for (i, (e, r)) in entries.iter().zip(&doc.regions).enumerate() {
+            assert_eq!(
+                (e.owner.as_str(), e.name.as_str()),
+                (format!("O{}", i % 3).as_str(), format!("r{i}").as_str())
+            );
+            assert_eq!(
+                (e.begin_line, e.end_line),
+                (3 * i as u32 + 1, 3 * i as u32 + 3)
+            );
+            assert_eq!(e.begin_line as usize, r.begin.line_no());
+            assert_eq!(e.state, RegionState::Unhashed);
+            assert_eq!(e.action, Action::Unchanged);
+        }
+        let json = serde_json::to_string(&entries[7]).unwrap_or_default();
+        assert_eq!(
+            json,
+            r#"{"owner":"O1","name":"r7","begin_line":22,"end_line":24,"state":"unhashed","action":"unchanged"}"#
+        );
+    }
 }

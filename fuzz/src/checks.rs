@@ -122,7 +122,7 @@ pub fn plan(data: &[u8]) {
         ..Options::default()
     };
     let doc = Document::parse(src, syntax);
-    if doc.regions.iter().any(|r| r.id == id) {
+    if doc.region(&id).is_some() {
         return;
     }
     let Ok(once) = demarcate::plan(&doc, syntax, &set, &opts) else {
@@ -130,7 +130,12 @@ pub fn plan(data: &[u8]) {
     };
     let new_doc = Document::parse(&once.new, syntax);
     assert!(
-        new_doc.regions.iter().filter(|r| r.id == id).count() == 1,
+        new_doc
+            .regions
+            .iter()
+            .filter(|r| r.is(new_doc.src, &id))
+            .count()
+            == 1,
         "{}: set did not leave exactly one probe region in {}",
         format.name(),
         show(&once.new)

@@ -519,10 +519,10 @@ mod tests {
     }
 
     fn regions(src: &str) -> Vec<String> {
-        Document::parse(src.as_bytes(), &Ini)
-            .regions
+        let doc = Document::parse(src.as_bytes(), &Ini);
+        doc.regions
             .iter()
-            .map(|r| r.id.to_string())
+            .map(|r| r.id(doc.src).to_string())
             .collect()
     }
 

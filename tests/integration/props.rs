@@ -400,7 +400,7 @@ fn arbitrary_bytes() -> impl Strategy<Value = Vec<u8>> {
 
 /// The identities of a document's regions.
 fn ids(doc: &Document<'_>) -> BTreeSet<Identity> {
-    doc.regions.iter().map(|r| r.id.clone()).collect()
+    doc.regions.iter().map(|r| r.id(doc.src)).collect()
 }
 
 /// The bytes with every region (markers included) cut out.
@@ -516,7 +516,7 @@ fn check_converged(new: &[u8], format: Format, op: &Op) -> Result<(), TestCaseEr
         let r = doc.region(&d.id);
         prop_assert!(r.is_some(), "region {} missing", d.id);
         if let Some(r) = r {
-            same(r.body.of(new), &rendered(&d.body, eol))?;
+            same(r.body().of(new), &rendered(&d.body, eol))?;
         }
         Ok(())
     };
@@ -531,12 +531,13 @@ fn check_converged(new: &[u8], format: Format, op: &Op) -> Result<(), TestCaseEr
             }
             let wanted: BTreeSet<&Identity> = regions.iter().map(|d| &d.id).collect();
             for r in &doc.regions {
-                if owners.contains(&r.id.owner) && !wanted.contains(&r.id) {
+                let id = r.id(new);
+                if owners.contains(&id.owner) && !wanted.contains(&id) {
                     prop_assert!(
-                        r.state == State::Unhashed,
+                        r.state() == State::Unhashed,
                         "obsolete region {} ({:?}) was not pruned",
-                        r.id,
-                        r.state
+                        id,
+                        r.state()
                     );
                 }
             }
@@ -576,9 +577,9 @@ proptest! {
         want.insert(d.id.clone());
         prop_assert_eq!(ids(&doc), want);
         let r = doc.region(&d.id).expect("the inserted region is found");
-        prop_assert_eq!(r.state, if hash { State::Pristine } else { State::Unhashed });
+        prop_assert_eq!(r.state(), if hash { State::Pristine } else { State::Unhashed });
         let eol = eol_of(x);
-        same(r.body.of(new), &rendered(&d.body, eol))?;
+        same(r.body().of(new), &rendered(&d.body, eol))?;
         let span = r.span();
         let cut = [&new[..span.start], &new[span.end..]].concat();
         let eof_break = p.outcomes[0].eof_break;
@@ -590,8 +591,8 @@ proptest! {
             same(&cut, x)?;
         }
         // Marker lines end like the file's lines.
-        prop_assert!(r.begin.line.of(new).ends_with(eol.as_bytes()));
-        prop_assert!(r.end.line.of(new).ends_with(eol.as_bytes()));
+        prop_assert!(r.begin.line().of(new).ends_with(eol.as_bytes()));
+        prop_assert!(r.end.line().of(new).ends_with(eol.as_bytes()));
     }
 
     /// Round trip: `set` then `remove` gives the original bytes (plus the line break of
@@ -642,7 +643,7 @@ proptest! {
             );
             let doc = Document::parse(&once.new, syntax(f.format));
             for o in &twice.outcomes {
-                let unhashed = doc.region(&o.id).is_some_and(|r| r.state == State::Unhashed);
+                let unhashed = doc.region(&o.id).is_some_and(|r| r.state() == State::Unhashed);
                 prop_assert!(
                     o.action == Action::Unchanged || (o.action == Action::KeptDrifted && unhashed),
                     "second run of {:?}: {} is {:?}", op, o.id, o.action

@@ -242,10 +242,10 @@ fn reformatting_a_region_is_not_drift() {
         .replace("k = \"v\"", "  'k'   =   'v'   # why")
         .replace('\n', "\r\n");
     let d = Document::parse(edited.as_bytes(), Format::Toml.syntax());
-    assert_eq!(d.regions[0].state, demarcate::State::Pristine);
+    assert_eq!(d.regions[0].state(), demarcate::State::Pristine);
     let changed = out.replace("\"v\"", "\"w\"");
     let d = Document::parse(changed.as_bytes(), Format::Toml.syntax());
-    assert_eq!(d.regions[0].state, demarcate::State::Drifted);
+    assert_eq!(d.regions[0].state(), demarcate::State::Drifted);
 }
 
 #[test]

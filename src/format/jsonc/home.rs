@@ -15,7 +15,7 @@ pub(super) fn home(template: &Document<'_>, region: &Region) -> Home {
     let view = View::new(template, Members::All);
     let src = template.src;
     let mut path = Vec::new();
-    let mut cur = region.begin.context;
+    let mut cur = region.begin.context();
     while let Some(c) = view.container(cur) {
         let Some((parent, idx)) = c.parent else { break };
         let Some(p) = view.container(parent) else {
@@ -43,8 +43,8 @@ pub(super) fn home(template: &Document<'_>, region: &Region) -> Home {
     path.reverse();
     Home {
         path,
-        order: region.begin.line.start as u64,
-        line: region.begin.line_no,
+        order: region.begin.line().start as u64,
+        line: region.begin.line_no(),
         top: false,
     }
 }
@@ -174,7 +174,7 @@ fn item_offset(
         }
         let span = if other.path.len() == depth {
             doc.region(oid)
-                .filter(|r| r.begin.context == cid)
+                .filter(|r| r.begin.context() == cid)
                 .map(Region::span)
         } else {
             find_member(src, c.kind, &c.members, &other.path[depth].key)

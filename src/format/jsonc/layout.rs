@@ -268,10 +268,10 @@ impl<'a> View<'a> {
         let src = self.src;
         let indent = line_indent(
             src,
-            region.begin.line.start + 1.min(region.begin.line.len()),
+            region.begin.line().start + 1.min(region.begin.line().len()),
         )
         .to_vec();
-        let comma = match self.container(region.begin.context) {
+        let comma = match self.container(region.begin.context()) {
             Some(c) if c.kind != Kind::Top => {
                 self.trailing || c.members.iter().any(|m| m.start >= region.span().end)
             }
@@ -284,7 +284,7 @@ impl<'a> View<'a> {
     /// nothing follows the region in its container and the file has no trailing commas.
     #[must_use]
     pub(crate) fn on_remove(&self, region: &Region) -> Vec<(Span, Vec<u8>)> {
-        let Some(c) = self.container(region.begin.context) else {
+        let Some(c) = self.container(region.begin.context()) else {
             return Vec::new();
         };
         if c.kind == Kind::Top || self.trailing {
@@ -490,7 +490,7 @@ pub(crate) fn place_pointer(
         if let Some(r) = doc
             .regions
             .iter()
-            .find(|r| r.body.start <= c.open && c.open < r.body.end)
+            .find(|r| r.body().start <= c.open && c.open < r.body().end)
         {
             // The path leads into a managed region: a region cannot go inside another, so
             // the new one goes before it, with the path created (a duplicate key then
@@ -553,7 +553,7 @@ pub(crate) fn place_pointer(
         && let Some(r) = doc
             .regions
             .iter()
-            .find(|r| r.body.start <= c.open && c.open < r.body.end)
+            .find(|r| r.body().start <= c.open && c.open < r.body().end)
     {
         let last = tokens.len().saturating_sub(1);
         return Ok(Placement {

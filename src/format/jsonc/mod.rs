@@ -245,7 +245,7 @@ impl Syntax for Jsonc {
     }
 
     fn fit_update(&self, doc: &Document<'_>, region: &Region, body: &[u8]) -> Vec<u8> {
-        let fitted = View::new(doc, Members::Of(region.begin.context)).fit_update(region, body);
+        let fitted = View::new(doc, Members::Of(region.begin.context())).fit_update(region, body);
         forget_structure(doc);
         fitted
     }
@@ -259,7 +259,7 @@ impl Syntax for Jsonc {
     }
 
     fn on_remove(&self, doc: &Document<'_>, region: &Region) -> Vec<(Span, Vec<u8>)> {
-        let splices = View::new(doc, Members::Of(region.begin.context)).on_remove(region);
+        let splices = View::new(doc, Members::Of(region.begin.context())).on_remove(region);
         forget_structure(doc);
         splices
     }

@@ -33,7 +33,10 @@ fn check(src: &[u8], out: &Lexed) {
 /// The identities of the regions `src` holds.
 fn regions(src: &str, syntax: &dyn Syntax) -> Vec<String> {
     let doc = Document::parse(src.as_bytes(), syntax);
-    doc.regions.iter().map(|r| r.id.to_string()).collect()
+    doc.regions
+        .iter()
+        .map(|r| r.id(doc.src).to_string())
+        .collect()
 }
 
 /// Asserts that every marker-looking line of `src` is no marker (no region, nothing alone).

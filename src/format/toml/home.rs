@@ -15,19 +15,19 @@ use crate::marker::Identity;
 /// The home of `region` in `template`.
 pub(super) fn home(template: &Document<'_>, scan: &Scan, region: &Region) -> Home {
     let mut home = Home {
-        order: region.begin.line.start as u64,
-        line: region.begin.line_no,
+        order: region.begin.line().start as u64,
+        line: region.begin.line_no(),
         ..Home::default()
     };
     if scan
         .headers
         .iter()
-        .any(|h| region.body.start <= h.line.start && h.line.start < region.body.end)
+        .any(|h| region.body().start <= h.line.start && h.line.start < region.body().end)
     {
         home.top = true;
         return home;
     }
-    if let Some(h) = table_of(scan, region.begin.line.start).and_then(|i| scan.headers.get(i)) {
+    if let Some(h) = table_of(scan, region.begin.line().start).and_then(|i| scan.headers.get(i)) {
         home.path.push(Step {
             key: plain_path(&scan.path(&h, template.src)),
             array: h.array,
@@ -85,7 +85,7 @@ pub(super) fn place(
         oid != id && !h.top && h.shares(home, home.path.len()) && h.path.len() == home.path.len()
     }) {
         let Some(r) = doc.region(oid) else { continue };
-        if table_of(scan, r.begin.line.start) != table {
+        if table_of(scan, r.begin.line().start) != table {
             continue;
         }
         let span = r.span();

@@ -271,7 +271,7 @@ pub(super) fn fit_insert(doc: &Document<'_>, offset: usize, body: &[u8]) -> Fitt
 
 /// A replacement body takes the indentation of the region's BEGIN line.
 pub(super) fn fit_update(doc: &Document<'_>, region: &Region, body: &[u8]) -> Vec<u8> {
-    reindent(body, indent_at(doc.src, region.begin.line.start))
+    reindent(body, indent_at(doc.src, region.begin.line().start))
 }
 
 /// Moves the body's lines (not those inside multi-line strings) to `indent`, keeping their

@@ -62,15 +62,16 @@ pub(super) fn validate(
     new_scan: &Scan,
 ) -> Result<(), String> {
     let new = new_doc.src;
-    let stable: HashSet<&Identity> = old
+    let stable: HashSet<Identity> = old
         .regions
         .iter()
-        .filter(|r| {
+        .map(|r| (r.id(old.src), r))
+        .filter(|(id, r)| {
             new_doc
-                .region(&r.id)
-                .is_some_and(|n| n.body.of(new) == r.body.of(old.src))
+                .region(id)
+                .is_some_and(|n| n.body().of(new) == r.body().of(old.src))
         })
-        .map(|r| &r.id)
+        .map(|(id, _)| id)
         .collect();
     let before = Side::new(old.src, &old.regions, old_scan, &stable);
     let after = Side::new(new, &new_doc.regions, new_scan, &stable);
@@ -103,7 +104,7 @@ struct Side<'a> {
     src: &'a [u8],
     regions: &'a [Region],
     scan: &'a Scan,
-    stable: &'a HashSet<&'a Identity>,
+    stable: &'a HashSet<Identity>,
     /// Bytes of regions before each region (and, last, of all of them).
     before: Vec<usize>,
 }
@@ -113,7 +114,7 @@ impl<'a> Side<'a> {
         src: &'a [u8],
         regions: &'a [Region],
         scan: &'a Scan,
-        stable: &'a HashSet<&'a Identity>,
+        stable: &'a HashSet<Identity>,
     ) -> Self {
         let mut before = Vec::with_capacity(regions.len() + 1);
         let mut sum = 0;
@@ -143,8 +144,9 @@ impl<'a> Side<'a> {
         match self.region_index(offset) {
             Ok(i) => {
                 let r = &self.regions[i];
-                if self.stable.contains(&r.id) {
-                    Where::Stable(r.id.clone(), offset - span_of(self.src, r).start)
+                let id = r.id(self.src);
+                if self.stable.contains(&id) {
+                    Where::Stable(id, offset - span_of(self.src, r).start)
                 } else {
                     Where::Changed
                 }
@@ -183,7 +185,7 @@ impl<'a> Side<'a> {
             Ok(i) => format!(
                 "table {} (in region \"{}\")",
                 text.trim(),
-                self.regions[i].id
+                self.regions[i].id(self.src)
             ),
             Err(_) => format!(
                 "table {} (line {})",
@@ -296,7 +298,7 @@ fn scope(old: &Side<'_>, new: &Side<'_>) -> Result<(), String> {
 fn touched(side: &Side<'_>, out: &mut HashSet<String>) {
     let s = side.scan;
     for r in side.regions {
-        if side.stable.contains(&r.id) {
+        if side.stable.contains(&r.id(side.src)) {
             continue;
         }
         let span = r.span();

@@ -46,7 +46,7 @@ fn root(doc: &Document<'_>) -> Coll {
         // Before a region that holds the first entry, never inside it.
         start = doc
             .region_at(first.start)
-            .map_or(first.start, |r| r.begin.line.start);
+            .map_or(first.start, |r| r.begin.line().start);
     } else if src[start..].starts_with(b"---") {
         start = line_end(src, start);
     }
@@ -127,7 +127,7 @@ fn coll_end(doc: &Document<'_>, c: &Coll, its: &[Line]) -> usize {
     };
     let end = extent(doc, last).end;
     match end.checked_sub(1).and_then(|e| doc.region_at(e)) {
-        Some(r) => r.end.line.end.max(end),
+        Some(r) => r.end.line().end.max(end),
         None => end,
     }
 }
@@ -137,12 +137,12 @@ fn coll_end(doc: &Document<'_>, c: &Coll, its: &[Line]) -> usize {
 fn path_of(doc: &Document<'_>, region: &Region) -> Option<Vec<Step>> {
     let src = doc.src;
     let bom = bom_len(src);
-    let mut ind = indent(region.begin.line.of(src)) as isize;
-    let mut seq = next_content(doc, region.body.start)
-        .filter(|l| l.start < region.body.end)
+    let mut ind = indent(region.begin.line().of(src)) as isize;
+    let mut seq = next_content(doc, region.body().start)
+        .filter(|l| l.start < region.body().end)
         .is_some_and(|l| l.entry);
     let mut steps = Vec::new();
-    let mut at = region.begin.line.start;
+    let mut at = region.begin.line().start;
     while at > bom {
         let ls = line_start(src, at - 1).max(bom);
         at = ls;
@@ -181,8 +181,8 @@ fn path_of(doc: &Document<'_>, region: &Region) -> Option<Vec<Step>> {
 pub(super) fn home(template: &Document<'_>, region: &Region) -> Option<Home> {
     Some(Home {
         path: path_of(template, region)?,
-        order: region.begin.line.start as u64,
-        line: region.begin.line_no,
+        order: region.begin.line().start as u64,
+        line: region.begin.line_no(),
         top: false,
     })
 }
@@ -281,7 +281,7 @@ fn child(
             "line {}: `{walked}` is inside the region \"{}\", and a region cannot go inside \
              another; move the key out of it",
             line_of(src, l.start),
-            r.id
+            r.id(src)
         ));
     }
     if !l.opens {
@@ -389,9 +389,9 @@ fn item_offset(
     let mine = home.order_at(depth);
     let synced = |span: Span| {
         doc.regions.iter().any(|r| {
-            span.start <= r.begin.line.start
-                && r.end.line.end <= span.end
-                && all.iter().any(|(i, _)| *i == r.id)
+            span.start <= r.begin.line().start
+                && r.end.line().end <= span.end
+                && all.iter().any(|(i, _)| r.is(src, i))
         })
     };
     let mut before: Option<(u64, usize)> = None;
@@ -547,7 +547,7 @@ x: 1
             .map(|r| {
                 let h = home(&doc, r).unwrap_or_default();
                 (
-                    r.id.name.clone(),
+                    r.id(doc.src).name,
                     h.path.into_iter().map(|s| (s.key, s.array)).collect(),
                 )
             })

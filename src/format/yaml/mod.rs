@@ -172,7 +172,7 @@ impl Syntax for Yaml {
     }
 
     fn fit_update(&self, doc: &Document<'_>, region: &Region, body: &[u8]) -> Vec<u8> {
-        let line = region.begin.line.of(doc.src);
+        let line = region.begin.line().of(doc.src);
         place::indent_body(body, indent(line))
     }
 
