@@ -1469,6 +1469,35 @@ mod tests {
         assert_eq!(lines, [7]);
     }
 
+    /// Shell keys assigned in many regions of two owners: each assignment in a region whose
+    /// owner differs from the first assignment's is reported, in file order, capped.
+    #[test]
+    fn keys_across_many_regions_of_two_owners_are_judged_by_the_first_ones_owner() {
+        use crate::problem::MAX_PROBLEMS_PER_KIND as MAX;
+        let mut src = String::new();
+        for i in 0..3000 {
+            let owner = if i % 2 == 0 { "X" } else { "Y" };
+            src.push_str(&format!(
+                "# BEGIN {owner} MANAGED r{i}\nexport A=1\n# END {owner} MANAGED r{i}\n"
+            ));
+        }
+        let doc = Document::parse(src.as_bytes(), Format::Shell.syntax());
+        let dups: Vec<&crate::problem::Problem> = doc
+            .problems
+            .iter()
+            .filter(|p| p.kind == ProblemKind::DuplicateKey)
+            .collect();
+        assert_eq!(dups.len(), MAX + 1);
+        // The first is in the second region (owner Y), line 5; then every other region.
+        assert_eq!(dups[0].line, 5);
+        assert_eq!(dups[1].line, 11);
+        assert!(
+            dups[MAX].message.starts_with("500 more"),
+            "{}",
+            dups[MAX].message
+        );
+    }
+
     /// The duplicate-key report on a file whose keys the lexer only partly recorded: the
     /// same as on one whose keys it recorded every time (env and TOML count a repeat beyond
     /// what can be reported instead of recording it).
