@@ -458,13 +458,7 @@ impl<'a> Document<'a> {
     ) -> Self {
         let mut problems = Problems::default();
         let mut lines = LineCounter::new(src);
-        let mut pairing = Pairing {
-            src,
-            syntax,
-            foreign,
-            regions: Vec::new(),
-            stack: Vec::new(),
-        };
+        let mut pairing = Pairing::new(src, syntax, foreign);
         let mut near_misses = Vec::new();
         let mut visit = |c: &Comment| {
             let text = c.text.of(src);
@@ -987,48 +981,226 @@ fn wrong_openers(
     }
 }
 
-/// An open BEGIN on the pairing stack: its line, identity and recorded hash, and whether it
-/// was already reported as broken (nested or interleaved).
+/// An open BEGIN on the pairing stack: its line (its identity and recorded hash are read
+/// again from it when needed), a hash of its identity, and the open BEGIN below it with
+/// the same hash. About 40 bytes: a crafted file of half a million BEGIN lines costs twice
+/// its size, not ten times.
 struct Open {
     line: MarkerLine,
-    id: Identity,
-    hash: Option<String>,
+    /// [`id_key`] of its identity.
+    key: u64,
+    /// The open BEGIN below it on the stack with the same key, plus one (0: none).
+    below_same: u32,
     /// A foreign block's literal line.
     literal: bool,
-    broken: bool,
+    /// Taken out of the middle of the stack (its END came while others inside it were open).
+    removed: bool,
+}
+
+/// A hash of an identity, to find open BEGINs by.
+fn id_key(id: &Identity) -> u64 {
+    use std::hash::BuildHasher as _;
+    rustc_hash::FxBuildHasher.hash_one(id)
 }
 
 /// Pairs BEGIN and END markers into regions as they are found, reporting what does not
-/// pair. Only the open BEGINs are held, so markers cost nothing once paired.
+/// pair. Only the open BEGINs are held, so markers cost nothing once paired. Each END finds
+/// its BEGIN through a table of the topmost open BEGIN per identity hash, an END that
+/// closes a BEGIN below others takes it out in place, and the BEGINs it leaves broken are
+/// kept as ranges: every step costs about the same however deep the stack, so no crafted
+/// order of markers is quadratic.
 struct Pairing<'s> {
     src: &'s [u8],
     syntax: &'s dyn Lexer,
     foreign: Option<&'s Foreign>,
     regions: Vec<Region>,
     stack: Vec<Open>,
+    /// The topmost open BEGIN of each key (its index on the stack, plus one).
+    top_of: hashbrown::HashTable<u32>,
+    /// Sorted, disjoint ranges of stack indexes whose BEGINs were already reported as
+    /// broken (nested or interleaved).
+    broken: Vec<(usize, usize)>,
 }
 
 impl Pairing<'_> {
+    fn new<'s>(src: &'s [u8], syntax: &'s dyn Lexer, foreign: Option<&'s Foreign>) -> Pairing<'s> {
+        Pairing {
+            src,
+            syntax,
+            foreign,
+            regions: Vec::new(),
+            stack: Vec::new(),
+            top_of: hashbrown::HashTable::new(),
+            broken: Vec::new(),
+        }
+    }
+
+    /// The marker written on an open BEGIN's line, read again.
+    fn marker_of(&self, o: &Open) -> Option<Marker> {
+        let text = o.line.text().of(self.src);
+        if o.literal {
+            self.foreign.and_then(|f| f.marker(text))
+        } else {
+            marker::parse(text)
+        }
+    }
+
+    /// An open BEGIN's identity, read again.
+    fn id_of(&self, o: &Open) -> Identity {
+        self.marker_of(o).map_or_else(
+            || Identity::new("", ""),
+            |m| Identity {
+                owner: m.owner,
+                name: m.name,
+            },
+        )
+    }
+
+    /// The index of the open BEGIN on top of the stack.
+    fn top(&self) -> Option<usize> {
+        self.stack.len().checked_sub(1)
+    }
+
+    /// True when the BEGIN at stack index `i` was reported as broken.
+    fn is_broken(&self, i: usize) -> bool {
+        let k = self.broken.partition_point(|&(_, end)| end <= i);
+        self.broken.get(k).is_some_and(|&(start, _)| start <= i)
+    }
+
+    /// Reports the BEGINs at stack indexes `from..to` as broken.
+    fn break_range(&mut self, from: usize, to: usize) {
+        if from >= to {
+            return;
+        }
+        let mut start = from;
+        let mut end = to;
+        while let Some(&(a, b)) = self.broken.last() {
+            if b < start {
+                break;
+            }
+            start = start.min(a);
+            end = end.max(b);
+            self.broken.pop();
+        }
+        self.broken.push((start, end));
+    }
+
+    /// The slot of the table entry for `key`.
+    fn find_top(&self, key: u64) -> Option<u32> {
+        let stack = &self.stack;
+        self.top_of
+            .find(key, |&i| {
+                stack
+                    .get((i as usize).wrapping_sub(1))
+                    .is_some_and(|o| o.key == key)
+            })
+            .copied()
+    }
+
+    /// Sets the topmost open BEGIN of `key` (`i`: its index plus one; 0 for none).
+    fn set_top(&mut self, key: u64, i: u32) {
+        let stack = &self.stack;
+        let entry = self.top_of.find_entry(key, |&j| {
+            stack
+                .get((j as usize).wrapping_sub(1))
+                .is_some_and(|o| o.key == key)
+        });
+        match (entry, i) {
+            (Ok(e), 0) => {
+                e.remove();
+            }
+            (Ok(mut e), i) => *e.get_mut() = i,
+            (Err(_), 0) => {}
+            (Err(_), i) => {
+                let stack = &self.stack;
+                self.top_of.insert_unique(key, i, |&j| {
+                    stack.get((j as usize).wrapping_sub(1)).map_or(0, |o| o.key)
+                });
+            }
+        }
+    }
+
+    /// Opens a BEGIN.
+    fn open(&mut self, line: MarkerLine, key: u64, literal: bool) {
+        let below_same = self.find_top(key).unwrap_or(0);
+        let Ok(i) = u32::try_from(self.stack.len() + 1) else {
+            return;
+        };
+        self.stack.push(Open {
+            line,
+            key,
+            below_same,
+            literal,
+            removed: false,
+        });
+        self.set_top(key, i);
+    }
+
+    /// Takes the open BEGIN on top off the stack (and any taken out below it).
+    fn pop(&mut self) -> Option<(usize, Open)> {
+        let i = self.top()?;
+        // The table finds its entry through the stack: updated while the BEGIN is on it.
+        let (key, below) = self.stack.last().map(|o| (o.key, o.below_same))?;
+        self.set_top(key, below);
+        let o = self.stack.pop()?;
+        while self.stack.last().is_some_and(|o| o.removed) {
+            self.stack.pop();
+        }
+        let len = self.stack.len();
+        while let Some(last) = self.broken.last_mut() {
+            if last.1 <= len {
+                break;
+            }
+            if last.0 >= len {
+                self.broken.pop();
+            } else {
+                last.1 = len;
+            }
+        }
+        Some((i, o))
+    }
+
+    /// The stack index of the topmost open BEGIN of `id` (whose key is `key`), with the
+    /// index of the open BEGIN above it in the chain of its key (if any).
+    fn find(&self, key: u64, id: &Identity) -> Option<(usize, Option<usize>)> {
+        let mut above = None;
+        let mut cur = self.find_top(key).unwrap_or(0);
+        while let Some(i) = (cur as usize).checked_sub(1) {
+            let o = self.stack.get(i)?;
+            if self.id_of(o) == *id {
+                return Some((i, above));
+            }
+            above = Some(i);
+            cur = o.below_same;
+        }
+        None
+    }
+
+    /// Takes the open BEGIN at stack index `i` out of the middle of the stack.
+    fn take_out(&mut self, i: usize, above: Option<usize>) {
+        let Some(o) = self.stack.get_mut(i) else {
+            return;
+        };
+        o.removed = true;
+        let (key, below) = (o.key, o.below_same);
+        match above.and_then(|a| self.stack.get_mut(a)) {
+            Some(a) => a.below_same = below,
+            None => self.set_top(key, below),
+        }
+    }
+
     /// Adds a marker line; `literal` when it is a foreign block's literal line.
     fn push(&mut self, m: MarkerLine, marker: Marker, literal: bool, problems: &mut Problems) {
         let kind = marker.kind;
-        let Marker {
-            owner, name, attrs, ..
-        } = marker;
+        let Marker { owner, name, .. } = marker;
         let id = Identity { owner, name };
+        let key = id_key(&id);
         if kind == Kind::Begin {
-            let hash = attrs.into_iter().find(|(k, _)| k == "hash").map(|(_, v)| v);
-            self.stack.push(Open {
-                line: m,
-                id,
-                hash,
-                literal,
-                broken: false,
-            });
+            self.open(m, key, literal);
             return;
         }
         let (line_no, column) = (m.line_no(), m.column());
-        let Some(top) = self.stack.last() else {
+        let Some(top) = self.top() else {
             problems.add(ProblemKind::OrphanEnd, line_no, column, || {
                 Problem::new(
                     ProblemKind::OrphanEnd,
@@ -1040,63 +1212,71 @@ impl Pairing<'_> {
             });
             return;
         };
-        if top.id == id {
-            let Some(b) = self.stack.pop() else {
+        let top_is_it = self
+            .stack
+            .get(top)
+            .is_some_and(|o| o.key == key && self.id_of(o) == id);
+        if top_is_it {
+            // Asked before the pop, which forgets the ranges above the new top.
+            let broken = self.is_broken(top);
+            let Some((_, b)) = self.pop() else {
                 return;
             };
-            if let Some(outer) = self.stack.last_mut() {
+            if let Some(oi) = self.top() {
+                let Some(outer) = self.stack.get(oi) else {
+                    return;
+                };
                 let (bl, bc) = (b.line.line_no(), b.line.column());
+                let (outer_id, outer_line) = (self.id_of(outer), outer.line.line_no());
                 problems.add(ProblemKind::NestedRegion, bl, bc, || {
                     Problem::new(
                         ProblemKind::NestedRegion,
                         bl,
                         bc,
                         format!(
-                            "region \"{id}\" is inside region \"{}\" (BEGIN on line {})",
-                            outer.id,
-                            outer.line.line_no()
+                            "region \"{id}\" is inside region \"{outer_id}\" (BEGIN on line \
+                             {outer_line})"
                         ),
                     )
                     .help("regions cannot nest: move it out")
                 });
-                outer.broken = true;
-            } else if !b.broken {
-                let r = self.region(b, m, literal);
+                self.break_range(oi, oi + 1);
+            } else if !broken {
+                let r = self.region(&b, m, literal);
                 self.regions.push(r);
             }
-        } else if let Some(pos) = self.stack.iter().rposition(|b| b.id == id) {
-            let inner = &self.stack[self.stack.len() - 1];
+        } else if let Some((pos, above)) = self.find(key, &id) {
+            let Some(inner) = self.stack.get(top) else {
+                return;
+            };
+            let (inner_id, inner_line) = (self.id_of(inner), inner.line.line_no());
             problems.add(ProblemKind::InterleavedRegions, line_no, column, || {
                 Problem::new(
                     ProblemKind::InterleavedRegions,
                     line_no,
                     column,
                     format!(
-                        "END of \"{id}\" comes before the END of \"{}\" (BEGIN on line {}), \
-                         which started inside it",
-                        inner.id,
-                        inner.line.line_no()
+                        "END of \"{id}\" comes before the END of \"{inner_id}\" (BEGIN on line \
+                         {inner_line}), which started inside it"
                     ),
                 )
                 .help("move one region's lines so they do not overlap")
             });
-            self.stack.remove(pos);
-            for entry in &mut self.stack[pos..] {
-                entry.broken = true;
-            }
+            self.take_out(pos, above);
+            self.break_range(pos + 1, self.stack.len());
         } else {
-            let Some(b) = self.stack.pop() else { return };
-            let case_only = b.id.eq_ignore_case(&id);
+            let Some((_, b)) = self.pop() else { return };
+            let b_id = self.id_of(&b);
+            let b_line = b.line.line_no();
+            let case_only = b_id.eq_ignore_case(&id);
             problems.add(ProblemKind::MismatchedEnd, line_no, column, || {
                 Problem::new(
                     ProblemKind::MismatchedEnd,
                     line_no,
                     column,
                     format!(
-                        "END marker for \"{id}\" does not match the open BEGIN for \"{}\" on \
-                         line {}{}",
-                        b.id,
-                        b.line.line_no(),
+                        "END marker for \"{id}\" does not match the open BEGIN for \"{b_id}\" on \
+                         line {b_line}{}",
                         if case_only {
                             " (they differ only in case)"
                         } else {
@@ -1111,9 +1291,14 @@ impl Pairing<'_> {
 
     /// The region of an open BEGIN and its END (`literal` when the END is a foreign
     /// block's literal line).
-    fn region(&self, begin: Open, end: MarkerLine, literal: bool) -> Region {
+    fn region(&self, begin: &Open, end: MarkerLine, literal: bool) -> Region {
         let body = Span::new(begin.line.line().end, end.line().start);
-        let state = match &begin.hash {
+        let marker = self.marker_of(begin);
+        let hash = marker
+            .as_ref()
+            .and_then(|m| m.attrs.iter().find(|(k, _)| k == "hash"))
+            .map(|(_, v)| v.as_str());
+        let state = match hash {
             None => State::Unhashed,
             Some(h) if hash::matches(h, &self.syntax.normalize(body.of(self.src))) => {
                 State::Pristine
@@ -1128,39 +1313,38 @@ impl Pairing<'_> {
         Region {
             begin: begin.line,
             end,
-            tag: key_of(&begin.id) | (state.bits() << 2) | id_from.bits(),
+            tag: key_of(&self.id_of(begin)) | (state.bits() << 2) | id_from.bits(),
         }
     }
 
     /// The regions found; BEGINs left open, duplicates, regions crossing a structure and
     /// drift reported.
     fn finish(self, problems: &mut Problems) -> Vec<Region> {
-        let Self {
-            syntax,
-            foreign,
-            regions,
-            stack,
-            ..
-        } = self;
-        for b in stack.into_iter().filter(|b| !b.broken) {
+        for (i, b) in self.stack.iter().enumerate() {
+            if b.removed || self.is_broken(i) {
+                continue;
+            }
             let (bl, bc) = (b.line.line_no(), b.line.column());
+            let (syntax, foreign) = (self.syntax, self.foreign);
             problems.add(ProblemKind::UnclosedBegin, bl, bc, || {
+                let id = self.id_of(b);
                 Problem::new(
                     ProblemKind::UnclosedBegin,
                     bl,
                     bc,
-                    format!("BEGIN marker for \"{}\" has no END", b.id),
+                    format!("BEGIN marker for \"{id}\" has no END"),
                 )
                 .help(format!(
                     "add `{}` after the region's last line",
                     // A foreign block ends with its own literal line, not a demarcate marker.
-                    match foreign.filter(|f| f.identity() == b.id) {
+                    match foreign.filter(|f| f.identity() == id) {
                         Some(f) => f.end.trim().to_owned(),
-                        None => syntax.render_marker(&Marker::end(&b.id)),
+                        None => syntax.render_marker(&Marker::end(&id)),
                     }
                 ))
             });
         }
+        let Self { regions, .. } = self;
         // Two complete regions with one identity: the second is a duplicate. Regions are
         // sorted by the hash of their identity (4 bytes each, not a map of identities), and
         // only those whose hash repeats have their identity read again.
@@ -1292,6 +1476,96 @@ mod tests {
         "trailing",
         "é",
     ];
+
+    /// The pairing as first written (a stack of whole entries, an END below the top found
+    /// by a scan and taken out by shifting, the entries above it marked one by one): what
+    /// the indexed pairing must agree with. Returns regions (BEGIN line, END line) and
+    /// problems (kind, line).
+    /// Regions (BEGIN line, END line) and problems (kind, line).
+    type Paired = (Vec<(usize, usize)>, Vec<(ProblemKind, usize)>);
+
+    fn pairing_by_scan(events: &[(bool, u8)]) -> Paired {
+        let mut stack: Vec<(u8, usize, bool)> = Vec::new();
+        let (mut regions, mut problems) = (Vec::new(), Vec::new());
+        for (i, &(begin, name)) in events.iter().enumerate() {
+            let line = i + 1;
+            if begin {
+                stack.push((name, line, false));
+                continue;
+            }
+            let Some(&(top, _, _)) = stack.last() else {
+                problems.push((ProblemKind::OrphanEnd, line));
+                continue;
+            };
+            if top == name {
+                let Some((_, bl, broken)) = stack.pop() else {
+                    continue;
+                };
+                if let Some(outer) = stack.last_mut() {
+                    problems.push((ProblemKind::NestedRegion, bl));
+                    outer.2 = true;
+                } else if !broken {
+                    regions.push((bl, line));
+                }
+            } else if let Some(pos) = stack.iter().rposition(|e| e.0 == name) {
+                problems.push((ProblemKind::InterleavedRegions, line));
+                stack.remove(pos);
+                for e in &mut stack[pos..] {
+                    e.2 = true;
+                }
+            } else {
+                stack.pop();
+                problems.push((ProblemKind::MismatchedEnd, line));
+            }
+        }
+        for (_, bl, broken) in stack {
+            if !broken {
+                problems.push((ProblemKind::UnclosedBegin, bl));
+            }
+        }
+        (regions, problems)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Random BEGIN/END sequences pair exactly as the scanning pairing did.
+        #[test]
+        fn indexed_pairing_matches_pairing_by_scan(
+            events in proptest::collection::vec((any::<bool>(), 0u8..5), 0..120)
+        ) {
+            let src: String = events
+                .iter()
+                .map(|&(begin, n)| {
+                    format!("# {} X MANAGED r{n}\n", if begin { "BEGIN" } else { "END" })
+                })
+                .collect();
+            let doc = Document::parse(src.as_bytes(), Format::Shell.syntax());
+            let got_regions: Vec<(usize, usize)> = doc
+                .regions
+                .iter()
+                .map(|r| (r.begin.line_no(), r.end.line_no()))
+                .collect();
+            let kinds = [
+                ProblemKind::OrphanEnd,
+                ProblemKind::NestedRegion,
+                ProblemKind::InterleavedRegions,
+                ProblemKind::MismatchedEnd,
+                ProblemKind::UnclosedBegin,
+            ];
+            let mut got: Vec<(ProblemKind, usize)> = doc
+                .problems
+                .iter()
+                .filter(|p| kinds.contains(&p.kind))
+                .map(|p| (p.kind, p.line))
+                .collect();
+            let (want_regions, mut want) = pairing_by_scan(&events);
+            got.sort_by_key(|&(k, l)| (l, k.as_str()));
+            want.sort_by_key(|&(k, l)| (l, k.as_str()));
+            prop_assert_eq!(got_regions, want_regions);
+            prop_assert_eq!(got, want);
+        }
+    }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]

@@ -195,6 +195,18 @@ def interleaved(size):
     return bytes(out)
 
 
+def begins_then_ends(size):
+    """Half the file BEGIN lines, then their ENDs in the order opened: every END closes the
+    BEGIN at the bottom of the stack (this was quadratic)."""
+    n = size // 42
+    out = bytearray()
+    for i in range(n):
+        out += b"# BEGIN X MANAGED a%d\n" % i
+    for i in range(n):
+        out += b"# END X MANAGED a%d\n" % i
+    return bytes(out)
+
+
 def many_regions(size):
     """As many small well-formed regions as fit."""
     out = bytearray()
@@ -391,6 +403,8 @@ def main():
                                           toml_inline_tables, "inline.toml"),
                                          ("deep JSONC nesting", "jsonc", deep_jsonc, "deep.jsonc"),
                                          ("interleaved BEGIN/END", "shell", interleaved, "il.sh"),
+                                         ("BEGINs, then their ENDs in the same order", "shell",
+                                          begins_then_ends, "fifo.sh"),
                                          ("many regions", "shell", many_regions, "regions.sh"),
                                          ("one key assigned on every line", "env", one_key, "keys.env"),
                                          ("near-miss markers", "shell", near_misses, "near.sh"),
