@@ -9,6 +9,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::lexer;
+use super::stack::{Frame, Stack};
 use crate::lex::{Comment, Keep, Key, Lexed, Span, Unclosed};
 
 /// What a container is.
@@ -210,7 +211,7 @@ pub(crate) fn container_at(containers: &[Container], src_len: usize, offset: usi
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
+pub(super) enum State {
     /// Object: after `{` or `,`.
     Key,
     /// Object: after a key.
@@ -219,20 +220,6 @@ enum State {
     Value,
     /// After a value.
     After,
-}
-
-/// One open container: 9 bytes (14 with its key), so that a file nested a million levels
-/// deep costs about its own size again (docs/formats.md, JSONC, Nesting). What only some scans need
-/// lives in side stacks: the member being read (structure), a comma waiting for its next
-/// value in a container that is not the innermost (only in invalid input).
-#[derive(Clone, Copy)]
-#[repr(C, packed)]
-struct Frame {
-    id: u32,
-    /// Index in [`Scanner::keys`] where this object's keys start.
-    keys_from: u32,
-    kind: Kind,
-    state: State,
 }
 
 /// The keys of the open objects, innermost last: for files under 4 GiB 5 bytes a key (its
@@ -355,7 +342,10 @@ struct Scanner<'a> {
     names: Vec<(Span, u64)>,
     want: Want,
     out: Scan,
-    stack: Vec<Frame>,
+    /// The open containers: what only some scans need lives in side stacks (the member
+    /// being read with structure, a comma waiting for its next value in a container that is
+    /// not the innermost, in invalid input only).
+    stack: Stack,
     /// The innermost container's comma that still waits for a value (its offset).
     pending: Option<usize>,
     /// Such commas of outer containers: stack index and offset (invalid input only).
@@ -386,12 +376,12 @@ pub(crate) fn scan(src: &[u8], want: Want) -> Scan {
         names: Vec::new(),
         want,
         out: Scan::default(),
-        stack: vec![Frame {
+        stack: Stack::new(Frame {
             id: 0,
             kind: Kind::Top,
             state: State::Value,
             keys_from: 0,
-        }],
+        }),
         pending: None,
         buried: Vec::new(),
         cur: Vec::new(),
@@ -422,9 +412,9 @@ impl Scanner<'_> {
         }
     }
 
+    #[inline]
     fn top(&mut self) -> &mut Frame {
-        let last = self.stack.len() - 1;
-        &mut self.stack[last]
+        self.stack.top()
     }
 
     /// A token starts at `at`: answers the probe when it is the first at or after it.
@@ -711,7 +701,7 @@ impl Scanner<'_> {
             return;
         }
         let members = self.want.members;
-        let id = self.stack.last().map_or(0, |f| f.id);
+        let id = self.stack.peek().id;
         let Some((cur, n)) = self.cur.last_mut() else {
             return;
         };
@@ -757,7 +747,7 @@ impl Scanner<'_> {
         self.next_id = self.next_id.saturating_add(1);
         let ok = self.begin_value(at);
         if self.want.structure {
-            let parent_id = self.stack.last().map_or(0, |f| f.id);
+            let parent_id = self.stack.peek().id;
             let mut parent = (parent_id, 0);
             if let Some((cur, n)) = self.cur.last_mut() {
                 parent.1 = *n;
@@ -819,7 +809,7 @@ impl Scanner<'_> {
             self.error(at, || "expected a value".into());
         }
         self.push_member();
-        self.stack.pop();
+        let _ = self.stack.pop();
         if self.want.structure {
             self.cur.pop();
         }
@@ -1418,6 +1408,16 @@ mod oracle_tests {
             "\u{feff}// top\n{\n  \"a\": {\"b\": [1, 2,], /* x\n */ \"c\": null},\n}\n".to_owned(),
             format!("[{}1{}]", "[".repeat(300), "]".repeat(300)),
             format!("{}\"x\": 1", "{\"a\": ".repeat(300)),
+            // Deep nesting of every shape the stack stores: runs, alternations, ids that
+            // jump past closed siblings, objects with several keys a level, with duplicated
+            // keys and marker comments at every depth, closed and left open.
+            format!("{}1{}", "{\"\": [".repeat(400), "]}".repeat(400)),
+            format!(
+                "{}{}",
+                "[[], {}, [{\"a\": 1, \"a\": 2, \"b\": [[], [], [], [], [], ".repeat(200),
+                "]}]]".repeat(150)
+            ),
+            "{\"a\": 1, \"b\": 2, \"c\": 3, \"a\": 4,\n// BEGIN X MANAGED r\n\"d\": ".repeat(300),
             "{\"a\": 1, , \"b\": [1, , {\"c\": 2,}, ], }".to_owned(),
             "{\"a\",: 1, x {\"b\": 1}, }".to_owned(),
             // Long names (measured again when their object closes), names sharing their
