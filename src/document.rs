@@ -373,7 +373,7 @@ fn duplicate_keys(
     let policy = syntax.key_policy();
     // A key's name as the format's readers compare it; as written for most formats.
     let spells = syntax.spells_keys();
-    let name_of = |k: &crate::lex::Key| {
+    let name_of = |k: crate::lex::Key| {
         if spells {
             syntax.key_name(src, k.name)
         } else {
@@ -395,17 +395,21 @@ fn duplicate_keys(
             regions.get(cur).filter(|r| r.body.start <= at).map(|_| cur)
         }
     };
-    // Across owners, only keys inside regions can be reported.
-    if policy == KeyPolicy::AcrossOwners && regions.is_empty() {
+    // Across owners, only keys inside regions of two different owners can be reported.
+    if policy == KeyPolicy::AcrossOwners
+        && regions
+            .split_first()
+            .is_none_or(|(first, rest)| rest.iter().all(|r| r.id.owner == first.id.owner))
+    {
         return;
     }
-    let hash_of = |k: &crate::lex::Key| {
+    let hash_of = |k: crate::lex::Key| {
         let mut h = rustc_hash::FxBuildHasher.build_hasher();
         name_of(k).hash(&mut h);
         k.context.hash(&mut h);
         h.finish()
     };
-    let wanted = |in_region: &mut dyn FnMut(usize) -> Option<usize>, k: &crate::lex::Key| {
+    let wanted = |in_region: &mut dyn FnMut(usize) -> Option<usize>, k: crate::lex::Key| {
         policy == KeyPolicy::AnyDuplicate || in_region(k.name.start).is_some()
     };
     // Equal hashes are grouped by a counting sort on the hash's top bits (at most 2^10
@@ -417,7 +421,7 @@ fn duplicate_keys(
     // hashes is resolved by comparing names below.
     let count = {
         let mut in_region = region_cursor();
-        keys.iter().filter(|k| wanted(&mut in_region, k)).count()
+        keys.iter().filter(|&k| wanted(&mut in_region, k)).count()
     };
     let bits = (count / 4096)
         .clamp(1, 1 << 10)
@@ -433,7 +437,7 @@ fn duplicate_keys(
     let mut starts = vec![0u32; (1usize << bits) + 1];
     {
         let mut in_region = region_cursor();
-        for k in keys.iter().filter(|k| wanted(&mut in_region, k)) {
+        for k in keys.iter().filter(|&k| wanted(&mut in_region, k)) {
             starts[bucket(hash_of(k)) + 1] += 1;
         }
     }
@@ -449,7 +453,7 @@ fn duplicate_keys(
     let mut order = vec![0u32; count];
     {
         let mut in_region = region_cursor();
-        for k in keys.iter().filter(|k| wanted(&mut in_region, k)) {
+        for k in keys.iter().filter(|&k| wanted(&mut in_region, k)) {
             let h = hash_of(k);
             let slot = &mut next[bucket(h)];
             if let Some(o) = order.get_mut(*slot as usize) {
@@ -513,14 +517,15 @@ fn duplicate_keys(
             continue;
         }
         let names = first_of.entry(t).or_default();
-        let Some(&first) = names
+        let Some(first) = names
             .iter()
-            .find(|&&f| name_of(&keys[f]) == name_of(k) && keys[f].context == k.context)
+            .filter_map(|&f| keys.get(f))
+            .find(|&f| name_of(f) == name_of(k) && f.context == k.context)
         else {
             names.push(i);
             continue;
         };
-        let (first_at, at) = (keys[first].name.start, k.name.start);
+        let (first_at, at) = (first.name.start, k.name.start);
         let report = match policy {
             KeyPolicy::AnyDuplicate => true,
             KeyPolicy::AcrossOwners => match (region_of(first_at), region_of(at)) {
@@ -539,6 +544,14 @@ fn duplicate_keys(
         }
     }
     drop(first_of);
+    // Repeats the lexer only counted: each comes after more recorded repeats than can be
+    // reported (see `Keys::push_counting_repeats`).
+    if keys.left_out() > 0 {
+        left_out += keys.left_out();
+        if first_left_out == usize::MAX {
+            first_left_out = found.last().map_or(src.len(), |f| f.0);
+        }
+    }
     // Line numbers only for what is reported, each found by one pass in file order
     // (counting from the start for each would be quadratic in the duplicates).
     let mut firsts: Vec<usize> = found.iter().map(|f| f.1).collect();
@@ -1107,6 +1120,44 @@ mod tests {
         assert!(doc.blocked());
         // The first duplicate is reported at line 3 (the second `A=1`).
         assert_eq!(of(ProblemKind::DuplicateKey)[0].line, 3);
+    }
+
+    /// The duplicate-key report on a file whose keys the lexer only partly recorded: the
+    /// same as on one whose keys it recorded every time (env and TOML count a repeat beyond
+    /// what can be reported instead of recording it).
+    #[test]
+    fn repeats_counted_by_the_lexer_are_reported_as_recorded_ones() {
+        use crate::lex::Keep;
+        let mut env = String::new();
+        let mut toml = String::new();
+        for i in 0..6000 {
+            env.push_str(&format!("K{}=1\n", i % 7));
+            if i % 1500 == 0 {
+                toml.push_str(&format!("[t{}]\n", i / 1500));
+            }
+            toml.push_str(&format!("k{} = 1\n", i % 5));
+        }
+        for (src, format) in [(env, Format::Env), (toml, Format::Toml)] {
+            let syntax = format.syntax();
+            let report = |keep: Keep| {
+                let (lexed, _) = syntax.scan_keeping(src.as_bytes(), keep);
+                let left_out = lexed.keys.left_out();
+                let doc = Document::from_lexed(src.as_bytes(), syntax, lexed);
+                let problems: Vec<(usize, usize, String)> = doc
+                    .problems
+                    .iter()
+                    .filter(|p| p.kind == ProblemKind::DuplicateKey)
+                    .map(|p| (p.line, p.column, p.message.clone()))
+                    .collect();
+                (problems, left_out)
+            };
+            let (all, none_left_out) = report(Keep::All);
+            let (some, left_out) = report(Keep::MarkerLike);
+            assert_eq!(none_left_out, 0, "{format:?}");
+            assert!(left_out > 3000, "{format:?}: {left_out}");
+            assert_eq!(all.len(), crate::problem::MAX_PROBLEMS_PER_KIND + 1);
+            assert_eq!(some, all, "{format:?}");
+        }
     }
 
     proptest! {

@@ -63,6 +63,243 @@ pub struct Key {
     pub context: u32,
 }
 
+/// The keys a file assigns, in the order they were added, stored compactly: 8 bytes a key
+/// (its name's start and end as 32-bit offsets), its [`Key::context`] once per run of keys
+/// sharing it. A crafted file of one short key on every line then costs twice its size, not
+/// six times. Keys whose name ends past 4 GiB are kept whole, after the others.
+///
+/// A format whose every repeated key is a problem
+/// ([`KeyPolicy::AnyDuplicate`]) may add its keys with [`Keys::push_counting_repeats`]: once
+/// more repeats are recorded than can be reported
+/// ([`MAX_PROBLEMS_PER_KIND`](crate::problem::MAX_PROBLEMS_PER_KIND)), a key it can tell is a
+/// repeat is only counted ([`Keys::left_out`]).
+///
+/// ```
+/// use demarcate::{Key, Keys, Span};
+/// let mut keys = Keys::default();
+/// keys.push(Key { name: Span::new(0, 1), context: 0 });
+/// keys.push(Key { name: Span::new(4, 6), context: 3 });
+/// let names: Vec<(Span, u32)> = keys.iter().map(|k| (k.name, k.context)).collect();
+/// assert_eq!(names, [(Span::new(0, 1), 0), (Span::new(4, 6), 3)]);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Keys {
+    /// Name start and end of each key under 4 GiB.
+    names: Vec<[u32; 2]>,
+    /// `(first key, context)` for each run of keys in `names` sharing a context.
+    contexts: Vec<(u32, u32)>,
+    /// Keys whose name ends past 4 GiB, whole.
+    wide: Vec<Key>,
+    /// Repeats counted instead of recorded.
+    left_out: usize,
+    /// Recently added names (start, end, context, hash tag) by a hash of their bytes, for
+    /// [`Keys::push_counting_repeats`]: made once a file has many keys.
+    recent: Option<Box<[[u32; 4]]>>,
+    /// Repeats recorded by [`Keys::push_counting_repeats`] that it could tell were repeats.
+    repeats: usize,
+}
+
+impl Keys {
+    /// Slots in the table of recent names: short names (the only ones a crafted file can
+    /// repeat on lines short enough to matter) all fit.
+    const RECENT: usize = 4096;
+    /// Keys before [`Keys::push_counting_repeats`] starts looking for repeats: small files
+    /// never pay for the table.
+    const LOOK_FROM: usize = 1024;
+    /// Keys sparser than one per this many bytes are not looked at for repeats: they cost
+    /// at most their file's size.
+    pub const DENSE: usize = 8;
+
+    /// Adds `k` after the others.
+    pub fn push(&mut self, k: Key) {
+        let (Ok(start), Ok(end), Ok(at)) = (
+            u32::try_from(k.name.start),
+            u32::try_from(k.name.end),
+            u32::try_from(self.names.len()),
+        ) else {
+            self.wide.push(k);
+            return;
+        };
+        if !self.wide.is_empty() {
+            self.wide.push(k);
+            return;
+        }
+        if self.contexts.last().is_none_or(|&(_, c)| c != k.context) {
+            self.contexts.push((at, k.context));
+        }
+        self.names.push([start, end]);
+    }
+
+    /// Adds `k` (whose name is in `src`), or only counts it when more repeats than can be
+    /// reported were recorded already and `k` is seen to repeat a recent key (same bytes,
+    /// same context). Keys must come in file order: the repeats recorded are then the first
+    /// in the file, and every repeat counted comes after them. Repeats are looked for only
+    /// while keys come more often than one per [`Keys::DENSE`] bytes: sparser keys cost less
+    /// than the file anyway, and ordinary files never pay for the look.
+    pub fn push_counting_repeats(&mut self, src: &[u8], k: Key) {
+        // Keys seen so far, recorded or not.
+        let n = self.names.len().saturating_add(self.left_out);
+        if n < Self::LOOK_FROM || k.name.start > n.saturating_mul(Self::DENSE) {
+            self.push(k);
+            return;
+        }
+        let (Ok(start), Ok(end)) = (u32::try_from(k.name.start), u32::try_from(k.name.end)) else {
+            self.push(k);
+            return;
+        };
+        let name = k.name.of(src);
+        let recent = self
+            .recent
+            .get_or_insert_with(|| vec![[0; 4]; Self::RECENT].into_boxed_slice());
+        let h = recent_hash(name, k.context);
+        // Truncation intended: the slot is the hash's top bits, the tag its low half.
+        #[allow(clippy::cast_possible_truncation)]
+        let (slot, tag) = ((h >> 52) as usize % Self::RECENT, h as u32);
+        let Some(entry) = recent.get_mut(slot) else {
+            self.push(k);
+            return;
+        };
+        let [s, e, c, t] = *entry;
+        let repeat = t == tag
+            && e > s
+            && c == k.context
+            && src
+                .get(s as usize..e as usize)
+                .is_some_and(|prev| prev == name);
+        if !repeat {
+            *entry = [start, end, k.context, tag];
+        } else if self.repeats > crate::problem::MAX_PROBLEMS_PER_KIND {
+            self.left_out += 1;
+            return;
+        } else {
+            self.repeats += 1;
+        }
+        self.push(k);
+    }
+
+    /// Counts `n` repeats that are not recorded: each one comes, in file order, after more
+    /// than [`MAX_PROBLEMS_PER_KIND`](crate::problem::MAX_PROBLEMS_PER_KIND) recorded
+    /// repeats, so it can only be counted in the `duplicate-key` report.
+    pub fn leave_out(&mut self, n: usize) {
+        self.left_out = self.left_out.saturating_add(n);
+    }
+
+    /// How many repeated keys were counted instead of recorded.
+    #[must_use]
+    pub const fn left_out(&self) -> usize {
+        self.left_out
+    }
+
+    /// How many keys are recorded.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.names.len() + self.wide.len()
+    }
+
+    /// True when no key is recorded.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty() && self.wide.is_empty()
+    }
+
+    /// Reserves room for `n` more keys.
+    pub fn reserve(&mut self, n: usize) {
+        self.names.reserve(n);
+    }
+
+    /// The `i`th key.
+    #[must_use]
+    pub fn get(&self, i: usize) -> Option<Key> {
+        let Some(&[start, end]) = self.names.get(i) else {
+            return self.wide.get(i - self.names.len()).copied();
+        };
+        let run = self
+            .contexts
+            .partition_point(|&(from, _)| from as usize <= i)
+            .checked_sub(1)?;
+        let &(_, context) = self.contexts.get(run)?;
+        Some(Key {
+            name: Span::new(start as usize, end as usize),
+            context,
+        })
+    }
+
+    /// Every key, in the order added.
+    pub fn iter(&self) -> impl Iterator<Item = Key> + '_ {
+        let mut run = 0;
+        self.names
+            .iter()
+            .enumerate()
+            .map(move |(i, &[start, end])| {
+                while self
+                    .contexts
+                    .get(run + 1)
+                    .is_some_and(|&(from, _)| from as usize <= i)
+                {
+                    run += 1;
+                }
+                Key {
+                    name: Span::new(start as usize, end as usize),
+                    context: self.contexts.get(run).map_or(0, |&(_, c)| c),
+                }
+            })
+            .chain(self.wide.iter().copied())
+    }
+
+    /// Puts the keys in file order (for formats that add them container by container).
+    pub fn sort_by_start(&mut self) {
+        let mut all: Vec<Key> = self.iter().collect();
+        if all.is_sorted_by_key(|k| k.name.start) {
+            return;
+        }
+        all.sort_by_key(|k| k.name.start);
+        let (left_out, repeats) = (self.left_out, self.repeats);
+        *self = all.into_iter().collect();
+        self.left_out = left_out;
+        self.repeats = repeats;
+    }
+}
+
+/// A hash of a name for [`Keys`]' table of recent names: of its length, its first and last
+/// eight bytes and its context (names of up to 16 bytes are hashed whole; longer ones that
+/// share both ends only share a slot and tag, and are then compared).
+fn recent_hash(name: &[u8], context: u32) -> u64 {
+    let word = |b: &[u8]| {
+        let mut w = [0u8; 8];
+        let n = b.len().min(8);
+        w[..n].copy_from_slice(&b[..n]);
+        u64::from_le_bytes(w)
+    };
+    let head = word(name);
+    let tail = word(&name[name.len().saturating_sub(8)..]);
+    (head ^ tail.rotate_left(29) ^ ((name.len() as u64) << 56) ^ u64::from(context))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+impl<'a> IntoIterator for &'a Keys {
+    type Item = Key;
+    type IntoIter = Box<dyn Iterator<Item = Key> + 'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+impl FromIterator<Key> for Keys {
+    fn from_iter<I: IntoIterator<Item = Key>>(iter: I) -> Self {
+        let mut keys = Self::default();
+        keys.extend(iter);
+        keys
+    }
+}
+
+impl Extend<Key> for Keys {
+    fn extend<I: IntoIterator<Item = Key>>(&mut self, iter: I) {
+        for k in iter {
+            self.push(k);
+        }
+    }
+}
+
 /// A construct still open at the end of the input (an unterminated quote, a heredoc without
 /// its delimiter line): the file is not valid for its format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,7 +322,7 @@ pub struct Lexed {
     /// may be inserted only before a line that is not covered, or at the end of the input.
     pub inner_lines: Vec<Span>,
     /// Keys assigned at the top level, in file order (for `duplicate-key`).
-    pub keys: Vec<Key>,
+    pub keys: Keys,
     /// Set when a construct is still open at the end of the input.
     pub unclosed: Option<Unclosed>,
 }
@@ -238,7 +475,7 @@ pub(crate) fn assert_lexed(src: &[u8], out: &Lexed, openers: &[&[u8]]) {
         }
         prev = Some(s.end);
     }
-    for k in &out.keys {
+    for k in out.keys.iter() {
         assert!(
             k.name.start < k.name.end && k.name.end <= src.len(),
             "{k:?}"
@@ -260,4 +497,109 @@ pub(crate) fn hash_comments(src: &str, lex: fn(&[u8]) -> Lexed) -> Vec<(String, 
         .iter()
         .map(|c| (String::from_utf8_lossy(c.text.of(b)).into_owned(), c.alone))
         .collect()
+}
+
+#[cfg(test)]
+mod keys_tests {
+    use super::{Key, Keys, Span};
+
+    fn key(start: usize, end: usize, context: u32) -> Key {
+        Key {
+            name: Span::new(start, end),
+            context,
+        }
+    }
+
+    #[test]
+    fn keys_come_back_as_added_with_their_contexts() {
+        let added = [
+            key(0, 1, 0),
+            key(2, 3, 0),
+            key(4, 6, 7),
+            key(8, 9, 7),
+            key(10, 11, 0),
+        ];
+        let keys: Keys = added.iter().copied().collect();
+        assert_eq!(keys.len(), 5);
+        assert_eq!(keys.iter().collect::<Vec<_>>(), added);
+        for (i, k) in added.iter().enumerate() {
+            assert_eq!(keys.get(i), Some(*k));
+        }
+        assert_eq!(keys.get(5), None);
+        // One context per run of keys sharing it.
+        assert_eq!(keys.contexts.len(), 3);
+    }
+
+    #[test]
+    fn keys_past_four_gib_are_kept_whole_and_in_order() {
+        let big = 1usize << 32;
+        let added = [
+            key(5, 9, 1),
+            key(big - 2, big + 3, 1),
+            key(big + 10, big + 12, 2),
+        ];
+        let mut keys: Keys = added.iter().copied().collect();
+        assert_eq!(keys.iter().collect::<Vec<_>>(), added);
+        assert_eq!(keys.get(1), Some(added[1]));
+        keys.push(key(1, 2, 0));
+        keys.sort_by_start();
+        let starts: Vec<usize> = keys.iter().map(|k| k.name.start).collect();
+        assert_eq!(starts, [1, 5, big - 2, big + 10]);
+    }
+
+    #[test]
+    fn sorting_puts_keys_in_file_order_and_keeps_the_count_left_out() {
+        let mut keys: Keys = [key(9, 10, 2), key(0, 1, 1), key(4, 5, 2)]
+            .into_iter()
+            .collect();
+        keys.leave_out(3);
+        keys.sort_by_start();
+        assert_eq!(
+            keys.iter().collect::<Vec<_>>(),
+            [key(0, 1, 1), key(4, 5, 2), key(9, 10, 2)]
+        );
+        assert_eq!(keys.left_out(), 3);
+    }
+
+    /// Repeats of one short name are recorded until more than can be reported are, then
+    /// only counted; other names are always recorded.
+    #[test]
+    fn repeats_beyond_what_can_be_reported_are_counted() {
+        use crate::problem::MAX_PROBLEMS_PER_KIND as MAX;
+        let n = 10_000;
+        let src = "a=1\n".repeat(n) + "b=1\n";
+        let mut keys = Keys::default();
+        for i in 0..=n {
+            keys.push_counting_repeats(src.as_bytes(), key(i * 4, i * 4 + 1, 0));
+        }
+        // The keys before the table is made, the first one after, the repeats recorded, `b`.
+        assert_eq!(keys.len(), Keys::LOOK_FROM + 1 + (MAX + 1) + 1);
+        assert_eq!(keys.len() + keys.left_out(), n + 1);
+        // The last key (another name) is recorded, and those recorded come first.
+        let last = keys
+            .iter()
+            .last()
+            .map(|k| k.name.of(src.as_bytes()).to_vec());
+        assert_eq!(last.as_deref(), Some(&b"b"[..]));
+        let starts: Vec<usize> = keys.iter().map(|k| k.name.start).collect();
+        assert!(starts.windows(2).all(|w| w[0] < w[1]));
+        // The same name in another context is no repeat.
+        let mut keys = Keys::default();
+        for i in 0..n {
+            let context = u32::try_from(i % 2).unwrap_or(0);
+            keys.push_counting_repeats(src.as_bytes(), key(i * 4, i * 4 + 1, context));
+        }
+        assert_eq!(keys.len() + keys.left_out(), n);
+        assert!(keys.left_out() > 0);
+        // Keys sparser than one per `DENSE` bytes are all recorded: they cost less than
+        // their file.
+        let line = format!("a=1 #{}\n", " ".repeat(Keys::DENSE));
+        let src = line.repeat(n);
+        let mut keys = Keys::default();
+        for i in 0..n {
+            let at = i * line.len();
+            keys.push_counting_repeats(src.as_bytes(), key(at, at + 1, 0));
+        }
+        assert_eq!((keys.len(), keys.left_out()), (n, 0));
+    }
 }

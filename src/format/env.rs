@@ -157,7 +157,13 @@ impl<'a> Lexer<'a> {
             return opaque(rest);
         };
         let name = self.span(name);
-        self.out.keys.push(Key { name, context: 0 });
+        let key = Key { name, context: 0 };
+        if self.keep == Keep::MarkerLike {
+            // A document: only the duplicate-key report reads the keys.
+            self.out.keys.push_counting_repeats(self.src, key);
+        } else {
+            self.out.keys.push(key);
+        }
         let Ok((rest, gap)) = spaces(rest) else {
             return opaque(rest);
         };
@@ -648,7 +654,7 @@ mod tests {
         let lexed = lex(src);
         assert_eq!(lexed.comments[0].text, Span::new(3, 27));
         assert!(lexed.comments[0].alone);
-        assert_eq!(lexed.keys[0].name, Span::new(28, 29));
+        assert_eq!(lexed.keys.get(0).map(|k| k.name), Some(Span::new(28, 29)));
         assert_eq!(keys(b"\xEF\xBB\xBFKEY=v"), ["KEY"]);
     }
 
@@ -736,7 +742,7 @@ mod tests {
         assert_eq!(keys(src), ["A", "B", "C", "D"]);
         assert_eq!(comments(src), [c("# c", false)]);
         let lexed = lex(b"  KEY  =  value\n");
-        assert_eq!(lexed.keys[0].name, Span::new(2, 5));
+        assert_eq!(lexed.keys.get(0).map(|k| k.name), Some(Span::new(2, 5)));
     }
 
     #[test]
@@ -754,7 +760,10 @@ mod tests {
     fn production_export_prefix() {
         let src = b"export A=1\nexport\tB=2\nexport   C=3\n";
         assert_eq!(keys(src), ["A", "B", "C"]);
-        assert_eq!(lex(b"export A=1").keys[0].name, Span::new(7, 8));
+        assert_eq!(
+            lex(b"export A=1").keys.get(0).map(|k| k.name),
+            Some(Span::new(7, 8))
+        );
     }
 
     #[test]
@@ -792,7 +801,7 @@ mod tests {
     #[test]
     fn production_single_quoted_key() {
         let src = b"'A B'=1\n";
-        assert_eq!(lex(src).keys[0].name, Span::new(1, 4));
+        assert_eq!(lex(src).keys.get(0).map(|k| k.name), Some(Span::new(1, 4)));
         assert_eq!(keys(src), ["A B"]);
         // Empty quoted key: opaque.
         assert_eq!(keys(b"''=1\n"), Vec::<String>::new());
@@ -819,7 +828,7 @@ mod tests {
     #[test]
     fn production_double_quoted_key() {
         let src = b"\"A B\"=1\n";
-        assert_eq!(lex(src).keys[0].name, Span::new(1, 4));
+        assert_eq!(lex(src).keys.get(0).map(|k| k.name), Some(Span::new(1, 4)));
         // Not closed on its line: an unquoted key that starts with `"`.
         assert_eq!(keys(b"\"A=1\n\"\n"), ["\"A"]);
         // With `=` inside: python-dotenv's key `"K` and its multi-line value are kept.

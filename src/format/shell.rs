@@ -1562,7 +1562,7 @@ eval \"$(acme init -)\"
     fn assignment_name_span() {
         let l = lx("  export FOO=bar\n");
         assert_eq!(
-            l.keys,
+            l.keys.iter().collect::<Vec<_>>(),
             [Key {
                 name: Span::new(9, 12),
                 context: 0

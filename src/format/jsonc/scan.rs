@@ -858,7 +858,7 @@ impl Scanner<'_> {
             }
         }
         self.push_member();
-        self.out.lexed.keys.sort_by_key(|k| k.name.start);
+        self.out.lexed.keys.sort_by_start();
     }
 
     /// Reports the keys of a closed object that occur more than once in it: the only ones

@@ -1003,10 +1003,16 @@ impl<'a> Lexer<'a> {
         let last = self.segs.last().copied()?;
         let segs = std::mem::take(&mut self.segs);
         let context = self.tables.walk(base, self.src, &segs[..n - 1]);
-        self.scan.lexed.keys.push(Key {
+        let key = Key {
             name: last,
             context,
-        });
+        };
+        if self.keep == crate::lex::Keep::MarkerLike {
+            // A document: only the duplicate-key report reads the keys.
+            self.scan.lexed.keys.push_counting_repeats(self.src, key);
+        } else {
+            self.scan.lexed.keys.push(key);
+        }
         let table = want_table.then(|| {
             self.tables
                 .child(context, Seg::Key(&key_seg(last.of(self.src))))

@@ -518,7 +518,7 @@ fn agrees_with_oracle(src: &[u8]) {
     assert_eq!(fast.lexed.keys.len(), slow.lexed.keys.len());
     let mut to_slow = std::collections::HashMap::new();
     let mut to_fast = std::collections::HashMap::new();
-    for (f, s) in fast.lexed.keys.iter().zip(&slow.lexed.keys) {
+    for (f, s) in fast.lexed.keys.iter().zip(slow.lexed.keys.iter()) {
         assert_eq!(f.name, s.name);
         assert_eq!(*to_slow.entry(f.context).or_insert(s.context), s.context);
         assert_eq!(*to_fast.entry(s.context).or_insert(f.context), f.context);

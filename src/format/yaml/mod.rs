@@ -291,12 +291,12 @@ fn lex_with(src: &[u8], all_keys: bool) -> Lexed {
     let start = crate::lines::bom_len(src);
     lx.run(start);
     lx.close_all();
-    lx.out.keys.sort_unstable_by_key(|k| k.name.start);
+    lx.out.keys.sort_by_start();
     lx.out
 }
 
 /// Reports the keys of `keys` (one mapping's) whose names occur more than once among them.
-fn duplicates(src: &[u8], keys: &[Key], out: &mut Vec<Key>) {
+fn duplicates(src: &[u8], keys: &[Key], out: &mut crate::lex::Keys) {
     if keys.len() < 2 {
         return;
     }
@@ -539,12 +539,9 @@ impl Lx<'_> {
         if self.open_keys.len() - from <= 32 {
             duplicates(self.src, &self.open_keys[from..], &mut self.out.keys);
             self.open_keys.truncate(from);
-        } else if from == 0 {
-            // A large mapping (the top level of a long file, say): its keys all go to the
-            // document, whose duplicate pass costs 4 bytes a key, without a copy.
-            let before = std::mem::replace(&mut self.out.keys, std::mem::take(&mut self.open_keys));
-            self.out.keys.extend(before);
         } else {
+            // A large mapping (the top level of a long file, say): its keys all go to the
+            // document, whose duplicate pass costs 4 bytes a key.
             self.out.keys.extend(self.open_keys.drain(from..));
         }
     }
