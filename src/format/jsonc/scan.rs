@@ -872,27 +872,14 @@ impl Scanner<'_> {
         }
         let src = self.src;
         let out = &mut self.out.lexed.keys;
-        if (from..len).any(|i| self.keys.name(src, i).of(src).contains(&b'\\')) {
+        let keys = &self.keys;
+        if (from..len).any(|i| keys.name(src, i).of(src).contains(&b'\\')) {
             // A name written with escapes (`"\u0061"` is `"a"`): names are compared as the
-            // readers see them, decoded. Rare, so no table is kept for it.
-            let names: Vec<(Span, Vec<u8>)> = (from..len)
-                .map(|i| {
-                    let name = self.keys.name(src, i);
-                    (name, super::decoded_key(name.of(src)).into_owned())
-                })
-                .collect();
-            let mut seen: rustc_hash::FxHashMap<&[u8], usize> = rustc_hash::FxHashMap::default();
-            for (_, d) in &names {
-                *seen.entry(d.as_slice()).or_default() += 1;
-            }
-            for (name, d) in &names {
-                if seen.get(d.as_slice()).is_some_and(|&n| n > 1) {
-                    out.push(Key {
-                        name: *name,
-                        context,
-                    });
-                }
-            }
+            // readers see them, decoded.
+            super::super::repeats::find(len - from, |i| {
+                super::decoded_key(keys.name(src, from + i).of(src))
+            })
+            .record(out, context, |i| keys.name(src, from + i));
             self.keys.truncate(from);
             return;
         }
@@ -915,68 +902,12 @@ impl Scanner<'_> {
                 }
             }
         } else {
-            // Large objects: an open-addressing table of key indices with 32 bits of their
-            // hashes (8 bytes a slot, at most half full) and a flag a key, about 17 bytes a
-            // key at once; names are compared only when those bits match.
-            let n = len - from;
-            let cap = (n * 2).next_power_of_two();
-            let mask = cap - 1;
-            let shift = 64 - cap.trailing_zeros();
-            let mut table = vec![u64::MAX; cap];
-            let mut dup = vec![false; n];
-            let keys = &self.keys;
-            let name = |i: usize| keys.name(src, from + i).of(src);
-            // Keys in batches: the slots of a batch are read first, all at once, so that
-            // their cache misses overlap instead of coming one after the other.
-            const BATCH: usize = 32;
-            let mut hashes = [0u64; BATCH];
-            let slot_of = |h: u64| usize::try_from(h >> shift).unwrap_or(0) & mask;
-            let mut first = 0;
-            while first < n {
-                let m = (n - first).min(BATCH);
-                for (b, h) in hashes.iter_mut().enumerate().take(m) {
-                    *h = name_hash(name(first + b));
-                }
-                let mut touch = 0u64;
-                for &h in hashes.iter().take(m) {
-                    touch ^= table[slot_of(h)];
-                }
-                std::hint::black_box(touch);
-                for (b, &h) in hashes.iter().enumerate().take(m) {
-                    let i = first + b;
-                    let k = name(i);
-                    // The multiplication mixes upwards: the top bits pick the slot, the low
-                    // half is the tag.
-                    let mut slot = slot_of(h);
-                    let tag = h & 0xffff_ffff;
-                    loop {
-                        let e = table[slot];
-                        if e == u64::MAX {
-                            table[slot] =
-                                (tag << 32) | u64::from(u32::try_from(i).unwrap_or(u32::MAX));
-                            break;
-                        }
-                        let j = usize::try_from(e & 0xffff_ffff).unwrap_or(usize::MAX);
-                        if e >> 32 == tag && name(j) == k {
-                            dup[i] = true;
-                            if let Some(d) = dup.get_mut(j) {
-                                *d = true;
-                            }
-                            break;
-                        }
-                        slot = (slot + 1) & mask;
-                    }
-                }
-                first += m;
-            }
-            for (i, d) in dup.into_iter().enumerate() {
-                if d {
-                    out.push(Key {
-                        name: keys.name(src, from + i),
-                        context,
-                    });
-                }
-            }
+            // Large objects: a table of the distinct names; repeats past what can be
+            // reported are only counted.
+            super::super::repeats::find(len - from, |i| {
+                std::borrow::Cow::Borrowed(keys.name(src, from + i).of(src))
+            })
+            .record(out, context, |i| keys.name(src, from + i));
         }
         self.keys.truncate(from);
     }
@@ -1021,23 +952,6 @@ impl Scanner<'_> {
             i += 1;
         }
     }
-}
-
-/// A hash of a key name, eight bytes at a time (no untrusted-input concern: equal hashes
-/// only cost a comparison of the names).
-fn name_hash(name: &[u8]) -> u64 {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-    let mut h = name.len() as u64;
-    let mut words = name.chunks_exact(8);
-    for c in &mut words {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
-    }
-    let mut w = [0u8; 8];
-    let rest = words.remainder();
-    w[..rest.len()].copy_from_slice(rest);
-    (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K)
 }
 
 /// True when `s` holds no backslash and no control character, eight bytes at a time.

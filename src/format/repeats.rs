@@ -1,0 +1,318 @@
+//! Repeated names among one container's keys (a JSONC object, a YAML mapping), for the
+//! lexers that look for `duplicate-key` container by container, when the container closes.
+//!
+//! Memory grows with the distinct names, not with the keys: a table of 8-byte slots whose
+//! pages are touched only where names land. And past the first
+//! [`MAX_PROBLEMS_PER_KIND`](crate::problem::MAX_PROBLEMS_PER_KIND) + 1 repeats of a container
+//! the rest are only counted: none of them can be among the problems reported in file order,
+//! so a crafted object assigning one key a million times records a thousand keys, not a
+//! million.
+
+use std::borrow::Cow;
+
+use crate::lex::{Key, Keys, Span};
+
+/// What [`find`] found among `n` keys.
+pub(crate) struct Found {
+    /// For each of the first `dup.len()` keys: whether its name occurs more than once.
+    dup: Vec<bool>,
+    /// Repeats (keys whose name occurred before) after the first `dup.len()` keys.
+    left_out: usize,
+}
+
+impl Found {
+    /// Records in `out` the keys worth recording, `span(i)` being the `i`th key's name, and
+    /// counts the rest: the one place a lexer hands its repeats over.
+    pub(crate) fn record(self, out: &mut Keys, context: u32, span: impl Fn(usize) -> Span) {
+        for (i, d) in self.dup.into_iter().enumerate() {
+            if d {
+                out.push(Key {
+                    name: span(i),
+                    context,
+                });
+            }
+        }
+        out.leave_out(self.left_out);
+    }
+}
+
+/// Repeats recorded in one container before the rest are only counted.
+const KEEP: usize = crate::problem::MAX_PROBLEMS_PER_KIND + 1;
+
+/// Keys a batch: the slots of a batch are read first, all at once, so that their cache misses
+/// overlap instead of coming one after the other.
+const BATCH: usize = 32;
+
+/// The repeated names among `n` keys in file order, `name(i)` being the `i`th key's name as
+/// readers compare it: every key whose name occurs more than once among the first keys up to
+/// and including the [`KEEP`]th repeat, and a count of the repeats after it.
+pub(crate) fn find<'a>(n: usize, name: impl Fn(usize) -> Cow<'a, [u8]>) -> Found {
+    let mut dup = vec![false; n];
+    let mut table = Table::new(n);
+    let mut hashes = [0u64; BATCH];
+    let (mut repeats, mut cut) = (0usize, n);
+    let mut left_out = 0usize;
+    let mut first = 0;
+    while first < n {
+        let m = (n - first).min(BATCH);
+        for (b, h) in hashes.iter_mut().enumerate().take(m) {
+            *h = hash(&name(first + b));
+        }
+        table.touch(&hashes[..m]);
+        for (b, &h) in hashes.iter().enumerate().take(m) {
+            let i = first + b;
+            let k = name(i);
+            let Some(j) = table.insert(h, i, |j| name(j) == k) else {
+                continue;
+            };
+            if i < cut {
+                dup[i] = true;
+                if let Some(d) = dup.get_mut(j) {
+                    *d = true;
+                }
+                repeats += 1;
+                if repeats == KEEP {
+                    cut = i + 1;
+                }
+            } else {
+                left_out += 1;
+            }
+        }
+        first += m;
+    }
+    dup.truncate(cut);
+    Found { dup, left_out }
+}
+
+/// Open addressing of key indices (plus one: 0 is an empty slot) with the top half of their
+/// hashes, at most half full. The slots are allocated zeroed, so the pages no name lands in
+/// are never touched: a container of one name repeated costs a page, not the whole table.
+struct Table {
+    slots: Vec<u64>,
+    bits: u32,
+}
+
+impl Table {
+    fn new(n: usize) -> Self {
+        let cap = (n * 2).next_power_of_two().max(64);
+        Self {
+            slots: vec![0; cap],
+            bits: cap.trailing_zeros(),
+        }
+    }
+
+    fn slot(&self, high: u64) -> usize {
+        // The table has at most 2^32 slots here: an index is kept in 32 bits.
+        usize::try_from(high >> 32u32.saturating_sub(self.bits)).unwrap_or(0)
+            & (self.slots.len() - 1)
+    }
+
+    /// Reads the slots of `hashes`, so that their cache misses overlap.
+    fn touch(&self, hashes: &[u64]) {
+        let mut x = 0u64;
+        for &h in hashes {
+            x ^= self.slots[self.slot(h >> 32)];
+        }
+        std::hint::black_box(x);
+    }
+
+    /// Adds key `i` with hash `h`, unless an earlier key `j` with `same(j)` is there: then
+    /// `Some(j)`.
+    fn insert(&mut self, h: u64, i: usize, same: impl Fn(usize) -> bool) -> Option<usize> {
+        let high = h >> 32;
+        let mask = self.slots.len() - 1;
+        let mut s = self.slot(high);
+        loop {
+            let e = self.slots[s];
+            if e == 0 {
+                self.slots[s] = (high << 32) | ((i as u64 + 1) & 0xffff_ffff);
+                return None;
+            }
+            if e >> 32 == high {
+                let j = usize::try_from(e & 0xffff_ffff)
+                    .unwrap_or(0)
+                    .wrapping_sub(1);
+                if same(j) {
+                    return Some(j);
+                }
+            }
+            s = (s + 1) & mask;
+        }
+    }
+}
+
+/// A hash of a name, eight bytes at a time (no untrusted-input concern: equal hashes only
+/// cost a comparison of the names). The multiplication mixes upwards: the table uses the
+/// top half.
+pub(crate) fn hash(name: &[u8]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h = name.len() as u64;
+    let mut words = name.chunks_exact(8);
+    for c in &mut words {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+    }
+    let mut w = [0u8; 8];
+    let rest = words.remainder();
+    w[..rest.len()].copy_from_slice(rest);
+    (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::MAX_PROBLEMS_PER_KIND as MAX;
+
+    fn of(names: &[String]) -> Found {
+        find(names.len(), |i| Cow::Borrowed(names[i].as_bytes()))
+    }
+
+    /// Against a map of names seen: every key whose name repeats among the keys kept is
+    /// flagged, and the repeats after them are counted.
+    #[test]
+    fn flags_every_key_whose_name_repeats() {
+        let truth = |names: &[String]| {
+            let mut count = std::collections::HashMap::new();
+            for s in names {
+                *count.entry(s.clone()).or_insert(0) += 1;
+            }
+            let dup: Vec<bool> = names.iter().map(|s| count[s] > 1).collect();
+            (dup, names.len() - count.len())
+        };
+        for n in [0, 1, 2, 33, 1000, 2500, 5000] {
+            let names: Vec<String> = (0..n).map(|i| format!("k{}", (i * 7) % 1500)).collect();
+            let f = of(&names);
+            let (all, repeats) = truth(&names);
+            let kept = f.dup.len();
+            if repeats <= MAX + 1 {
+                assert!(f.dup == all && f.left_out == 0, "{n}");
+            } else {
+                let (dup, before) = truth(&names[..kept]);
+                assert_eq!(before, MAX + 1, "{n}");
+                assert!(f.dup == dup, "{n}");
+                assert_eq!(f.left_out, repeats - before, "{n}");
+            }
+        }
+    }
+
+    /// 5,000 repeats of one name: the first key and the first 1,001 repeats are flagged, the
+    /// other 3,999 counted.
+    #[test]
+    fn repeats_past_the_cap_are_counted() {
+        let names: Vec<String> = (0..5001).map(|_| "a".to_owned()).collect();
+        let f = of(&names);
+        assert_eq!(f.dup.len(), MAX + 2);
+        assert!(f.dup.iter().all(|&d| d));
+        assert_eq!(f.left_out, 5000 - (MAX + 1));
+        // A first occurrence after the cut costs nothing, its repeat is counted.
+        let mut names = names;
+        names.push("b".to_owned());
+        names.push("b".to_owned());
+        let f = of(&names);
+        assert_eq!(f.left_out, 5001 - (MAX + 1));
+    }
+
+    /// Names that only share the top half of their hash, or a slot, are told apart.
+    #[test]
+    fn distinct_names_are_never_repeats() {
+        let names: Vec<String> = (0..200_000).map(|i| format!("{i:x}")).collect();
+        let f = of(&names);
+        assert!(f.dup.iter().all(|&d| !d));
+        assert_eq!(f.left_out, 0);
+    }
+
+    /// The `duplicate-key` problems of `src` against a reference: `keys` are its key
+    /// occurrences in file order (line, container, name); each one whose container already
+    /// had its name is a problem, the first 1,000 listed with their lines and the rest counted
+    /// in one more problem at the line of the first left out.
+    fn reports_like_a_map(src: &str, format: crate::format::Format, keys: &[(usize, u32, String)]) {
+        let doc = crate::document::Document::parse(src.as_bytes(), format.syntax());
+        let got: Vec<(usize, String)> = doc
+            .problems
+            .iter()
+            .filter(|p| p.kind == crate::problem::ProblemKind::DuplicateKey)
+            .map(|p| (p.line, p.message.clone()))
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        let want: Vec<usize> = keys
+            .iter()
+            .filter(|(_, c, name)| !seen.insert((*c, name.clone())))
+            .map(|k| k.0)
+            .collect();
+        assert!(want.len() > MAX + 1, "a case for the cap");
+        assert_eq!(got.len(), MAX + 1);
+        let lines: Vec<usize> = got.iter().map(|g| g.0).collect();
+        assert_eq!(lines[..], want[..=MAX]);
+        assert!(got[..MAX].iter().all(|g| g.1.contains("is also assigned")));
+        let more = want.len() - MAX;
+        assert!(
+            got[MAX].1.starts_with(&format!("{more} more")),
+            "{}",
+            got[MAX].1
+        );
+        // Only the repeats that can be reported (and the keys they repeat) are recorded.
+        let lexed = format.syntax().lex(src.as_bytes());
+        assert!(
+            lexed.keys.len() <= 2 * (MAX + 1) + 4,
+            "{}",
+            lexed.keys.len()
+        );
+        assert!(lexed.keys.left_out() > 0);
+    }
+
+    /// 5,000 assignments of one key in one object report exactly 1,000 problems and a count
+    /// of the rest at the right line; and an object's repeats past the cap, only counted,
+    /// still come in file order with its parent's, before and after it.
+    #[test]
+    fn jsonc_repeats_past_the_cap_are_counted_in_file_order() {
+        use crate::format::Format;
+        let mut src = "{\n".to_owned();
+        let mut keys = Vec::new();
+        for i in 0..5000 {
+            src.push_str("  \"a\": 1,\n");
+            keys.push((i + 2, 1, "a".to_owned()));
+        }
+        src.push_str("  \"z\": 0\n}\n");
+        reports_like_a_map(&src, Format::Jsonc, &keys);
+
+        let mut src = "{\n  \"b\": 1,\n  \"b\": 2,\n  \"x\": {\n".to_owned();
+        let mut keys = vec![
+            (2, 1, "b".to_owned()),
+            (3, 1, "b".to_owned()),
+            (4, 1, "x".to_owned()),
+        ];
+        for i in 0..3000 {
+            src.push_str(&format!("    \"{}\": 1,\n", ["a", "c", "d"][i % 3]));
+            keys.push((i + 5, 2, ["a", "c", "d"][i % 3].to_owned()));
+        }
+        src.push_str("    \"z\": 0\n  },\n  \"b\": 3\n}\n");
+        keys.push((3005, 2, "z".to_owned()));
+        keys.push((3007, 1, "b".to_owned()));
+        reports_like_a_map(&src, Format::Jsonc, &keys);
+    }
+
+    /// The same for YAML mappings, at the top level and nested.
+    #[test]
+    fn yaml_repeats_past_the_cap_are_counted_in_file_order() {
+        use crate::format::Format;
+        let src = "a: 1\n".repeat(5000);
+        let keys: Vec<(usize, u32, String)> =
+            (0..5000).map(|i| (i + 1, 0, "a".to_owned())).collect();
+        reports_like_a_map(&src, Format::Yaml, &keys);
+
+        let mut src = "b: 1\nb: 2\nx:\n".to_owned();
+        let mut keys = vec![
+            (1, 0, "b".to_owned()),
+            (2, 0, "b".to_owned()),
+            (3, 0, "x".to_owned()),
+        ];
+        for i in 0..3000 {
+            src.push_str(&format!("  {}: 1\n", ["a", "c", "d"][i % 3]));
+            keys.push((i + 4, 1, ["a", "c", "d"][i % 3].to_owned()));
+        }
+        src.push_str("b: 3\n");
+        keys.push((3004, 0, "b".to_owned()));
+        reports_like_a_map(&src, Format::Yaml, &keys);
+    }
+}
