@@ -85,26 +85,24 @@ pub(crate) fn find<'a>(n: usize, name: impl Fn(usize) -> Cow<'a, [u8]>) -> Found
 }
 
 /// Open addressing of key indices (plus one: 0 is an empty slot) with the top half of their
-/// hashes, at most half full. The slots are allocated zeroed, so the pages no name lands in
+/// hashes, at most two thirds full (12 bytes a distinct name; the slot is that half scaled to
+/// the table, which is then no power of two: half full and rounded up it took 16 to 32). The
+/// slots are allocated zeroed, so the pages no name lands in
 /// are never touched: a container of one name repeated costs a page, not the whole table.
 struct Table {
     slots: Vec<u64>,
-    bits: u32,
 }
 
 impl Table {
     fn new(n: usize) -> Self {
-        let cap = (n * 2).next_power_of_two().max(64);
         Self {
-            slots: vec![0; cap],
-            bits: cap.trailing_zeros(),
+            slots: vec![0; (n + n / 2).max(64)],
         }
     }
 
     fn slot(&self, high: u64) -> usize {
-        // The table has at most 2^32 slots here: an index is kept in 32 bits.
-        usize::try_from(high >> 32u32.saturating_sub(self.bits)).unwrap_or(0)
-            & (self.slots.len() - 1)
+        // `high` < 2^32: the product's top half is below the length.
+        usize::try_from((u128::from(high) * self.slots.len() as u128) >> 32).unwrap_or(0)
     }
 
     /// Reads the slots of `hashes`, so that their cache misses overlap.
@@ -120,7 +118,6 @@ impl Table {
     /// `Some(j)`.
     fn insert(&mut self, h: u64, i: usize, same: impl Fn(usize) -> bool) -> Option<usize> {
         let high = h >> 32;
-        let mask = self.slots.len() - 1;
         let mut s = self.slot(high);
         loop {
             let e = self.slots[s];
@@ -136,7 +133,10 @@ impl Table {
                     return Some(j);
                 }
             }
-            s = (s + 1) & mask;
+            s += 1;
+            if s == self.slots.len() {
+                s = 0;
+            }
         }
     }
 }
