@@ -14,9 +14,10 @@ use crate::lex::{Key, Keys, Span};
 
 /// What [`find`] found among `n` keys.
 pub(crate) struct Found {
-    /// For each of the first `dup.len()` keys: whether its name occurs more than once.
-    dup: Vec<bool>,
-    /// Repeats (keys whose name occurred before) after the first `dup.len()` keys.
+    /// For each of the first `kept` keys, a bit: whether its name occurs more than once.
+    dup: Vec<u64>,
+    kept: usize,
+    /// Repeats (keys whose name occurred before) after the first `kept` keys.
     left_out: usize,
 }
 
@@ -24,15 +25,22 @@ impl Found {
     /// Records in `out` the keys worth recording, `span(i)` being the `i`th key's name, and
     /// counts the rest: the one place a lexer hands its repeats over.
     pub(crate) fn record(self, out: &mut Keys, context: u32, span: impl Fn(usize) -> Span) {
-        for (i, d) in self.dup.into_iter().enumerate() {
-            if d {
-                out.push(Key {
-                    name: span(i),
-                    context,
-                });
-            }
+        for i in (0..self.kept).filter(|&i| self.is_dup(i)) {
+            out.push(Key {
+                name: span(i),
+                context,
+            });
         }
         out.leave_out(self.left_out);
+    }
+
+    fn is_dup(&self, i: usize) -> bool {
+        self.dup.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
+    }
+
+    #[cfg(test)]
+    fn flags(&self) -> Vec<bool> {
+        (0..self.kept).map(|i| self.is_dup(i)).collect()
     }
 }
 
@@ -47,7 +55,12 @@ const BATCH: usize = 32;
 /// readers compare it: every key whose name occurs more than once among the first keys up to
 /// and including the [`KEEP`]th repeat, and a count of the repeats after it.
 pub(crate) fn find<'a>(n: usize, name: impl Fn(usize) -> Cow<'a, [u8]>) -> Found {
-    let mut dup = vec![false; n];
+    let mut dup = vec![0u64; n.div_ceil(64)];
+    let mut mark = |i: usize| {
+        if let Some(w) = dup.get_mut(i / 64) {
+            *w |= 1 << (i % 64);
+        }
+    };
     let mut table = Table::new(n);
     let mut hashes = [0u64; BATCH];
     let (mut repeats, mut cut) = (0usize, n);
@@ -66,10 +79,8 @@ pub(crate) fn find<'a>(n: usize, name: impl Fn(usize) -> Cow<'a, [u8]>) -> Found
                 continue;
             };
             if i < cut {
-                dup[i] = true;
-                if let Some(d) = dup.get_mut(j) {
-                    *d = true;
-                }
+                mark(i);
+                mark(j);
                 repeats += 1;
                 if repeats == KEEP {
                     cut = i + 1;
@@ -80,12 +91,15 @@ pub(crate) fn find<'a>(n: usize, name: impl Fn(usize) -> Cow<'a, [u8]>) -> Found
         }
         first += m;
     }
-    dup.truncate(cut);
-    Found { dup, left_out }
+    Found {
+        dup,
+        kept: cut,
+        left_out,
+    }
 }
 
 /// Open addressing of key indices (plus one: 0 is an empty slot) with the top half of their
-/// hashes, at most two thirds full (12 bytes a distinct name; the slot is that half scaled to
+/// hashes, at most three quarters full (under 11 bytes a distinct name; the slot is that half scaled to
 /// the table, which is then no power of two: half full and rounded up it took 16 to 32). The
 /// slots are allocated zeroed, so the pages no name lands in
 /// are never touched: a container of one name repeated costs a page, not the whole table.
@@ -96,7 +110,7 @@ struct Table {
 impl Table {
     fn new(n: usize) -> Self {
         Self {
-            slots: vec![0; (n + n / 2).max(64)],
+            slots: vec![0; (n + n / 3).max(64)],
         }
     }
 
@@ -184,13 +198,13 @@ mod tests {
             let names: Vec<String> = (0..n).map(|i| format!("k{}", (i * 7) % 1500)).collect();
             let f = of(&names);
             let (all, repeats) = truth(&names);
-            let kept = f.dup.len();
+            let kept = f.kept;
             if repeats <= MAX + 1 {
-                assert!(f.dup == all && f.left_out == 0, "{n}");
+                assert!(f.flags() == all && f.left_out == 0, "{n}");
             } else {
                 let (dup, before) = truth(&names[..kept]);
                 assert_eq!(before, MAX + 1, "{n}");
-                assert!(f.dup == dup, "{n}");
+                assert!(f.flags() == dup, "{n}");
                 assert_eq!(f.left_out, repeats - before, "{n}");
             }
         }
@@ -202,8 +216,8 @@ mod tests {
     fn repeats_past_the_cap_are_counted() {
         let names: Vec<String> = (0..5001).map(|_| "a".to_owned()).collect();
         let f = of(&names);
-        assert_eq!(f.dup.len(), MAX + 2);
-        assert!(f.dup.iter().all(|&d| d));
+        assert_eq!(f.kept, MAX + 2);
+        assert!(f.flags().iter().all(|&d| d));
         assert_eq!(f.left_out, 5000 - (MAX + 1));
         // A first occurrence after the cut costs nothing, its repeat is counted.
         let mut names = names;
@@ -218,7 +232,7 @@ mod tests {
     fn distinct_names_are_never_repeats() {
         let names: Vec<String> = (0..200_000).map(|i| format!("{i:x}")).collect();
         let f = of(&names);
-        assert!(f.dup.iter().all(|&d| !d));
+        assert!(f.flags().iter().all(|&d| !d));
         assert_eq!(f.left_out, 0);
     }
 
