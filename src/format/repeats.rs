@@ -6,7 +6,9 @@
 //! [`MAX_PROBLEMS_PER_KIND`](crate::problem::MAX_PROBLEMS_PER_KIND) + 1 repeats of a container
 //! the rest are only counted: none of them can be among the problems reported in file order,
 //! so a crafted object assigning one key a million times records a thousand keys, not a
-//! million.
+//! million. Across containers likewise ([`Recorded`]): once the first 1,001 repeats of the
+//! file recorded so far all come before a container's repeats, that container's are only
+//! counted, so a million small objects each assigning a key twice record a thousand pairs.
 
 use std::borrow::Cow;
 
@@ -17,19 +19,59 @@ pub(crate) struct Found {
     /// For each of the first `kept` keys, a bit: whether its name occurs more than once.
     dup: Vec<u64>,
     kept: usize,
+    /// Those of the first `kept` keys whose names occurred before them, in order.
+    repeats: Vec<u32>,
     /// Repeats (keys whose name occurred before) after the first `kept` keys.
     left_out: usize,
 }
 
+/// The positions of the first repeats recorded in a file (at most [`KEEP`], the latest on
+/// top), for [`Found::record`].
+#[derive(Default)]
+pub(crate) struct Recorded(std::collections::BinaryHeap<usize>);
+
 impl Found {
+    /// The repeats among `n` <= 64 keys given as bits: `dup`, whose names occur more than once,
+    /// and `repeat`, whose names occurred before them.
+    pub(crate) fn of_bits(n: usize, dup: u64, repeat: u64) -> Self {
+        Self {
+            dup: vec![dup],
+            kept: n.min(64),
+            repeats: (0..64).filter(|i| repeat >> i & 1 == 1).collect(),
+            left_out: 0,
+        }
+    }
+
     /// Records in `out` the keys worth recording, `span(i)` being the `i`th key's name, and
-    /// counts the rest: the one place a lexer hands its repeats over.
-    pub(crate) fn record(self, out: &mut Keys, context: u32, span: impl Fn(usize) -> Span) {
+    /// counts the rest: the one place a lexer hands its repeats over. `recorded` holds the
+    /// file's first repeats recorded so far: when [`KEEP`] of them come before this
+    /// container's first, its repeats are only counted.
+    pub(crate) fn record(
+        self,
+        out: &mut Keys,
+        recorded: &mut Recorded,
+        context: u32,
+        span: impl Fn(usize) -> Span,
+    ) {
+        let Some(&first) = self.repeats.first() else {
+            return;
+        };
+        let at = span(first as usize).start;
+        if recorded.0.len() >= KEEP && recorded.0.peek().is_some_and(|&last| last < at) {
+            out.leave_out(self.repeats.len() + self.left_out);
+            return;
+        }
         for i in (0..self.kept).filter(|&i| self.is_dup(i)) {
             out.push(Key {
                 name: span(i),
                 context,
             });
+        }
+        for &r in &self.repeats {
+            recorded.0.push(span(r as usize).start);
+            if recorded.0.len() > KEEP {
+                recorded.0.pop();
+            }
         }
         out.leave_out(self.left_out);
     }
@@ -63,7 +105,7 @@ pub(crate) fn find<'a>(n: usize, name: impl Fn(usize) -> Cow<'a, [u8]>) -> Found
     };
     let mut table = Table::new(n);
     let mut hashes = [0u64; BATCH];
-    let (mut repeats, mut cut) = (0usize, n);
+    let (mut repeats, mut cut) = (Vec::new(), n);
     let mut left_out = 0usize;
     let mut first = 0;
     while first < n {
@@ -81,8 +123,8 @@ pub(crate) fn find<'a>(n: usize, name: impl Fn(usize) -> Cow<'a, [u8]>) -> Found
             if i < cut {
                 mark(i);
                 mark(j);
-                repeats += 1;
-                if repeats == KEEP {
+                repeats.push(u32::try_from(i).unwrap_or(u32::MAX));
+                if repeats.len() == KEEP {
                     cut = i + 1;
                 }
             } else {
@@ -94,6 +136,7 @@ pub(crate) fn find<'a>(n: usize, name: impl Fn(usize) -> Cow<'a, [u8]>) -> Found
     Found {
         dup,
         kept: cut,
+        repeats,
         left_out,
     }
 }
@@ -241,6 +284,16 @@ mod tests {
     /// had its name is a problem, the first 1,000 listed with their lines and the rest counted
     /// in one more problem at the line of the first left out.
     fn reports_like_a_map(src: &str, format: crate::format::Format, keys: &[(usize, u32, String)]) {
+        reports_like_a_map_keeping(src, format, keys, true);
+    }
+
+    /// The same; `bounded`: and only about the repeats that can be reported are recorded.
+    fn reports_like_a_map_keeping(
+        src: &str,
+        format: crate::format::Format,
+        keys: &[(usize, u32, String)],
+        bounded: bool,
+    ) {
         let doc = crate::document::Document::parse(src.as_bytes(), format.syntax());
         let got: Vec<(usize, String)> = doc
             .problems
@@ -266,13 +319,12 @@ mod tests {
             got[MAX].1
         );
         // Only the repeats that can be reported (and the keys they repeat) are recorded.
-        let lexed = format.syntax().lex(src.as_bytes());
-        assert!(
-            lexed.keys.len() <= 2 * (MAX + 1) + 4,
-            "{}",
-            lexed.keys.len()
-        );
-        assert!(lexed.keys.left_out() > 0);
+        if bounded {
+            let lexed = format.syntax().lex(src.as_bytes());
+            let n = lexed.keys.len();
+            assert!(n <= 2 * (MAX + 1) + 4, "{format:?} {n}");
+            assert!(lexed.keys.left_out() > 0);
+        }
     }
 
     /// 5,000 assignments of one key in one object report exactly 1,000 problems and a count
@@ -328,5 +380,43 @@ mod tests {
         src.push_str("b: 3\n");
         keys.push((3004, 0, "b".to_owned()));
         reports_like_a_map(&src, Format::Yaml, &keys);
+    }
+
+    /// Many small containers each assigning a key twice: the first 1,000 repeats of the file
+    /// are reported and the rest counted, though each container holds one; and containers
+    /// that close in the reverse of file order (nested ones) still report the first ones.
+    #[test]
+    fn repeats_across_containers_are_capped_in_file_order() {
+        use crate::format::Format;
+        let mut src = "[\n".to_owned();
+        let mut keys = Vec::new();
+        for i in 0..3000 {
+            src.push_str("  {\"a\": 1, \"a\": 2},\n");
+            keys.push((i + 2, i as u32, "a".to_owned()));
+            keys.push((i + 2, i as u32, "a".to_owned()));
+        }
+        src.push_str("  {}\n]\n");
+        reports_like_a_map(&src, Format::Jsonc, &keys);
+
+        let mut src = String::new();
+        let mut keys = Vec::new();
+        for i in 0..3000 {
+            src.push_str("- a: 1\n  a: 2\n");
+            keys.push((2 * i + 1, i as u32, "a".to_owned()));
+            keys.push((2 * i + 2, i as u32, "a".to_owned()));
+        }
+        reports_like_a_map(&src, Format::Yaml, &keys);
+
+        let mut src = String::new();
+        let mut keys = Vec::new();
+        for i in 0..1500 {
+            src.push_str("{\"a\": 1, \"a\": 2, \"b\": 3, \"b\": 4, \"x\":\n");
+            for name in ["a", "a", "b", "b", "x"] {
+                keys.push((i + 1, i as u32, name.to_owned()));
+            }
+        }
+        src.push_str(&format!("0{}\n", "}".repeat(1500)));
+        // Found innermost first, so none can be left out as found: all are recorded.
+        reports_like_a_map_keeping(&src, Format::Jsonc, &keys, false);
     }
 }

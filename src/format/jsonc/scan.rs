@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use super::lexer;
 use super::stack::{Frame, Stack};
-use crate::lex::{Comment, Keep, Key, Lexed, Span, Unclosed};
+use crate::lex::{Comment, Keep, Lexed, Span, Unclosed};
 
 /// What a container is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -340,6 +340,8 @@ struct Scanner<'a> {
     keys: Keys,
     /// Scratch: the key names of the object being closed, with their fingerprints.
     names: Vec<(Span, u64)>,
+    /// The file's first repeated keys recorded so far.
+    recorded: super::super::repeats::Recorded,
     want: Want,
     out: Scan,
     /// The open containers: what only some scans need lives in side stacks (the member
@@ -374,6 +376,7 @@ pub(crate) fn scan(src: &[u8], want: Want) -> Scan {
         src,
         keys,
         names: Vec::new(),
+        recorded: super::super::repeats::Recorded::default(),
         want,
         out: Scan::default(),
         stack: Stack::new(Frame {
@@ -879,7 +882,9 @@ impl Scanner<'_> {
             super::super::repeats::find(len - from, |i| {
                 super::decoded_key(keys.name(src, from + i).of(src))
             })
-            .record(out, context, |i| keys.name(src, from + i));
+            .record(out, &mut self.recorded, context, |i| {
+                keys.name(src, from + i)
+            });
             self.keys.truncate(from);
             return;
         }
@@ -891,15 +896,26 @@ impl Scanner<'_> {
                 self.names.push((name, fingerprint(src, name)));
             }
             let keys = &self.names;
+            let (mut dup, mut repeat) = (0u64, 0u64);
             for (i, &(k, f)) in keys.iter().enumerate() {
                 let name = k.of(src);
-                if keys
-                    .iter()
-                    .enumerate()
-                    .any(|(j, &(o, g))| j != i && f == g && (name.len() <= 7 || o.of(src) == name))
-                {
-                    out.push(Key { name: k, context });
+                let same = |&(j, &(o, g)): &(usize, &(Span, u64))| {
+                    j != i && f == g && (name.len() <= 7 || o.of(src) == name)
+                };
+                if let Some((j, _)) = keys.iter().enumerate().find(same) {
+                    dup |= 1 << i;
+                    if j < i {
+                        repeat |= 1 << i;
+                    }
                 }
+            }
+            if dup != 0 {
+                super::super::repeats::Found::of_bits(keys.len(), dup, repeat).record(
+                    out,
+                    &mut self.recorded,
+                    context,
+                    |i| keys.get(i).map_or(Span::default(), |k| k.0),
+                );
             }
         } else {
             // Large objects: a table of the distinct names; repeats past what can be
@@ -907,7 +923,9 @@ impl Scanner<'_> {
             super::super::repeats::find(len - from, |i| {
                 std::borrow::Cow::Borrowed(keys.name(src, from + i).of(src))
             })
-            .record(out, context, |i| keys.name(src, from + i));
+            .record(out, &mut self.recorded, context, |i| {
+                keys.name(src, from + i)
+            });
         }
         self.keys.truncate(from);
     }

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use crate::format::repeats;
-use crate::lex::{Key, Keys, Span};
+use crate::lex::{Keys, Span};
 
 /// Names by start and length (under 255 bytes, in a file under 4 GiB); other names whole,
 /// on the side, by index.
@@ -14,6 +14,8 @@ pub(super) struct OpenKeys {
     starts: Vec<u32>,
     lens: Vec<u8>,
     long: Vec<(usize, Span)>,
+    /// The file's first repeated keys recorded so far.
+    recorded: repeats::Recorded,
 }
 
 impl OpenKeys {
@@ -59,23 +61,31 @@ impl OpenKeys {
         let len = self.len();
         let from = from.min(len);
         let n = len - from;
+        let mut recorded = std::mem::take(&mut self.recorded);
         if n > 32 {
             repeats::find(n, |i| Cow::Borrowed(self.name(from + i).of(src))).record(
                 out,
+                &mut recorded,
                 context,
                 |i| self.name(from + i),
             );
         } else if n >= 2 {
-            for i in from..len {
-                let name = self.name(i).of(src);
-                if (from..len).any(|j| j != i && self.name(j).of(src) == name) {
-                    out.push(Key {
-                        name: self.name(i),
-                        context,
-                    });
+            let (mut dup, mut repeat) = (0u64, 0u64);
+            for i in 0..n {
+                let name = self.name(from + i).of(src);
+                if let Some(j) = (0..n).find(|&j| j != i && self.name(from + j).of(src) == name) {
+                    dup |= 1 << i;
+                    if j < i {
+                        repeat |= 1 << i;
+                    }
                 }
             }
+            if dup != 0 {
+                repeats::Found::of_bits(n, dup, repeat)
+                    .record(out, &mut recorded, context, |i| self.name(from + i));
+            }
         }
+        self.recorded = recorded;
         self.starts.truncate(from);
         self.lens.truncate(from);
         let keep = self.long.partition_point(|&(j, _)| j < from);
