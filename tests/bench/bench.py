@@ -229,6 +229,17 @@ def yaml_one_key(size):
     return b"a: 1\n" * (size // 5)
 
 
+def jsonc_pairs(size):
+    """An array of small objects, each assigning one key twice, on one line."""
+    n = max((size - 4) // 16, 1)
+    return b"[" + b'{"a":1,"a":2},' * n + b"{}]\n"
+
+
+def yaml_pairs(size):
+    """A sequence of small mappings, each assigning one key twice."""
+    return b"- a: 1\n  a: 2\n" * (size // 14)
+
+
 def yaml_keys(size):
     """A mapping of distinct keys, one per line."""
     out = bytearray()
@@ -371,7 +382,11 @@ def main():
                                          ("JSONC object of distinct keys", "jsonc", jsonc_keys,
                                           "keys.jsonc"),
                                          ("JSONC one key repeated on one line", "jsonc",
-                                          jsonc_one_key, "onekey.jsonc")):
+                                          jsonc_one_key, "onekey.jsonc"),
+                                         ("JSONC small objects, each a key twice", "jsonc",
+                                          jsonc_pairs, "pairs.jsonc"),
+                                         ("YAML small mappings, each a key twice", "yaml",
+                                          yaml_pairs, "pairs.yaml")):
                 rows += crafted_rows(bin_, tmp, what, fmt, gen, name, crafted)
         if "entries" in only:
             rows += entries_rows(bin_, tmp, runs)
