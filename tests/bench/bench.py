@@ -231,7 +231,7 @@ def yaml_one_key(size):
 
 def jsonc_pairs(size):
     """An array of small objects, each assigning one key twice, on one line."""
-    n = max((size - 4) // 16, 1)
+    n = max((size - 4) // 14, 1)
     return b"[" + b'{"a":1,"a":2},' * n + b"{}]\n"
 
 
