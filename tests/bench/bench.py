@@ -235,6 +235,12 @@ def jsonc_pairs(size):
     return b"[" + b'{"a":1,"a":2},' * n + b"{}]\n"
 
 
+def jsonc_nested_pairs(size):
+    """Objects nested as deep as the size allows, each assigning one key twice."""
+    n = max((size - 2) // 18, 1)
+    return b'{"a":1,"a":2,"x":' * n + b"0" + b"}" * n + b"\n"
+
+
 def yaml_pairs(size):
     """A sequence of small mappings, each assigning one key twice."""
     return b"- a: 1\n  a: 2\n" * (size // 14)
@@ -386,7 +392,9 @@ def main():
                                          ("JSONC small objects, each a key twice", "jsonc",
                                           jsonc_pairs, "pairs.jsonc"),
                                          ("YAML small mappings, each a key twice", "yaml",
-                                          yaml_pairs, "pairs.yaml")):
+                                          yaml_pairs, "pairs.yaml"),
+                                         ("JSONC objects nested, each a key twice", "jsonc",
+                                          jsonc_nested_pairs, "npairs.jsonc")):
                 rows += crafted_rows(bin_, tmp, what, fmt, gen, name, crafted)
         if "entries" in only:
             rows += entries_rows(bin_, tmp, runs)

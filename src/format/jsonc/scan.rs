@@ -861,6 +861,7 @@ impl Scanner<'_> {
             }
         }
         self.push_member();
+        self.recorded.flush(&mut self.out.lexed.keys);
         self.out.lexed.keys.sort_by_start();
     }
 

@@ -54,6 +54,11 @@ impl OpenKeys {
         }
     }
 
+    /// Hands the repeated keys held to `out` (at the end of the input).
+    pub(super) fn flush(&mut self, out: &mut Keys) {
+        self.recorded.flush(out);
+    }
+
     /// Closes the mapping `context` whose keys are those from `from`: the ones whose names
     /// occur more than once among them go to `out` (past the first repeats that can be
     /// reported, the rest only counted), and they are let go.
@@ -120,6 +125,7 @@ mod tests {
         assert_eq!((keys.len(), keys.long.len()), (1, 0));
         keys.push(spans[3]);
         keys.close(src.as_bytes(), 0, 7, &mut out);
+        keys.flush(&mut out);
         let got: Vec<(usize, u32)> = out.iter().map(|k| (k.name.start, k.context)).collect();
         assert_eq!(got, vec![(0, 7), (spans[3].start, 7)]);
     }

@@ -294,6 +294,7 @@ fn lex_with(src: &[u8], all_keys: bool) -> Lexed {
     let start = crate::lines::bom_len(src);
     lx.run(start);
     lx.close_all();
+    lx.open_keys.flush(&mut lx.out.keys);
     lx.out.keys.sort_by_start();
     lx.out
 }
