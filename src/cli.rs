@@ -1181,6 +1181,63 @@ fn print_list(o: &FileOutcome) {
     }
 }
 
+/// Cuts lines longer than [`LongLine::LONG`] bytes around a problem's column, counting the
+/// characters before it on from the last column asked about on the same line (problems come
+/// in file order, so a thousand on one line count its characters once).
+#[derive(Default)]
+struct LongLine {
+    line: usize,
+    at: usize,
+    chars: usize,
+}
+
+impl LongLine {
+    const LONG: usize = 4096;
+    const REACH: usize = 1024;
+
+    /// The part of `line` (number `line_no`) to show for byte column `col`, the column in
+    /// it, and when it is cut, the 1-based character columns of `col` in the part and in
+    /// the line.
+    fn around<'a>(
+        &mut self,
+        line_no: usize,
+        line: &'a str,
+        col: usize,
+    ) -> (&'a str, usize, Option<(usize, usize)>) {
+        if line.len() <= Self::LONG {
+            return (line, col, None);
+        }
+        let col = col.min(line.len());
+        let mut start = col.saturating_sub(Self::REACH);
+        while !line.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = col.saturating_add(Self::REACH).min(line.len());
+        while !line.is_char_boundary(end) {
+            end += 1;
+        }
+        let mut at = col;
+        while !line.is_char_boundary(at) {
+            at -= 1;
+        }
+        if line_no != self.line || at < self.at {
+            *self = Self {
+                line: line_no,
+                ..Self::default()
+            };
+        }
+        let count = |b: &[u8]| b.iter().filter(|&&b| b & 0xc0 != 0x80).count();
+        self.chars += count(&line.as_bytes()[self.at..at]);
+        self.at = at;
+        let in_part = count(&line.as_bytes()[start..at]);
+        (
+            &line[start..end],
+            col - start,
+            Some((in_part + 1, self.chars + 1)),
+        )
+    }
+}
+
 fn print_problems(o: &FileOutcome, out: &Printer) {
     use annotate_snippets::{AnnotationKind, Level, Renderer, Snippet};
     let renderer = if out.color {
@@ -1190,10 +1247,22 @@ fn print_problems(o: &FileOutcome, out: &Printer) {
     };
     let shown = o.path.display().to_string();
     let mut se = std::io::stderr().lock();
+    let mut long_line = LongLine::default();
     for p in &o.problems {
-        let text = o.problem_lines.get(&p.line).cloned().unwrap_or_default();
-        let col = p.column.saturating_sub(1).min(text.len());
-        let end = (col + 1).min(text.len()).max(col);
+        let line = o.problem_lines.get(&p.line).map_or("", String::as_str);
+        // A long line (a minified file) is shown cut to the part around the column, wider
+        // than any terminal: the renderer reads every character it is given, and a thousand
+        // problems on one 10 MB line took a minute.
+        let (text, col, cut) = long_line.around(p.line, line, p.column.saturating_sub(1));
+        let mut col = col.min(text.len());
+        while !text.is_char_boundary(col) {
+            col -= 1;
+        }
+        // The whole character at the column (a key starting with `é` is two bytes there).
+        let end = text[col..]
+            .chars()
+            .next()
+            .map_or(col, |c| col + c.len_utf8());
         let level = if p.kind.blocks() {
             Level::ERROR
         } else {
@@ -1204,7 +1273,7 @@ fn print_problems(o: &FileOutcome, out: &Printer) {
             .primary_title(p.message.as_str())
             .id(p.kind.as_str())
             .element(
-                Snippet::source(text.as_str())
+                Snippet::source(text)
                     .line_start(p.line)
                     .path(shown.as_str())
                     .annotation(AnnotationKind::Primary.span(col..end)),
@@ -1212,7 +1281,13 @@ fn print_problems(o: &FileOutcome, out: &Printer) {
         if let Some(f) = &fix {
             group = group.element(Level::HELP.message(f.as_str()));
         }
-        let _ = writeln!(se, "{}", renderer.render(&[group]));
+        let mut shown_problem = renderer.render(&[group]);
+        if let Some((wrong, right)) = cut {
+            // The location line names the column in the cut text: name the line's.
+            let at = |c: usize| format!("{shown}:{}:{c}", p.line);
+            shown_problem = shown_problem.replacen(&at(wrong), &at(right), 1);
+        }
+        let _ = writeln!(se, "{shown_problem}");
     }
     if !out.quiet {
         let mut owners: std::collections::BTreeMap<&str, (usize, usize)> =

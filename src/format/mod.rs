@@ -10,6 +10,7 @@ pub(crate) mod ini;
 pub(crate) mod jsonc;
 pub(crate) mod markup;
 pub(crate) mod powershell;
+pub(crate) mod repeats;
 pub(crate) mod scan_bytes;
 pub(crate) mod shell;
 pub(crate) mod text;

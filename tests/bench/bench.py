@@ -12,7 +12,8 @@ Rows (SPEC "Performance targets" in brackets):
   list on a 100 MB YAML / PowerShell file vs cat FILE, grep -c MANAGED    [>= 300 MB/s]
   set --check (plan and validation), same files                          [>= 300 MB/s]
   check on crafted 10 MB files (deep TOML and JSONC nesting, interleaved BEGIN/END
-  lines, many regions)                                                   [a few seconds, 4x]
+  lines, many regions, one key repeated or many keys in one JSONC object
+  or YAML mapping)                                                       [a few seconds, 4x]
   sync of the 19-release settings history on a 50 KB strict JSON file    [within 3x of cat]
   apply over 10,000 small files, first and second run                    [< 2 s; < 0.3 s]
 Peak memory (GNU time's maximum resident size) is reported against the file size [1.2x].
@@ -269,6 +270,44 @@ def env_multiline(size):
     return b'A="\n"\n' * (size // 6)
 
 
+def jsonc_one_key(size):
+    """One object assigning one key over and over, on one line: `{"a":1,"a":1,...}`."""
+    n = max((size - 8) // 6, 1)
+    return b"{" + b'"a":1,' * n + b'"a":1}\n'
+
+
+def jsonc_keys(size):
+    """One object of distinct keys, on one line: `{"k0":1,"k1":1,...}`."""
+    out = bytearray(b"{")
+    i = 0
+    while len(out) < size:
+        out += b'"k%d":1,' % i
+        i += 1
+    return bytes(out) + b'"a":1}\n'
+
+
+def yaml_one_key(size):
+    """A mapping assigning one key on every line."""
+    return b"a: 1\n" * (size // 5)
+
+
+def jsonc_pairs(size):
+    """An array of small objects, each assigning one key twice, on one line."""
+    n = max((size - 4) // 14, 1)
+    return b"[" + b'{"a":1,"a":2},' * n + b"{}]\n"
+
+
+def jsonc_nested_pairs(size):
+    """Objects nested as deep as the size allows, each assigning one key twice."""
+    n = max((size - 2) // 18, 1)
+    return b'{"a":1,"a":2,"x":' * n + b"0" + b"}" * n + b"\n"
+
+
+def yaml_pairs(size):
+    """A sequence of small mappings, each assigning one key twice."""
+    return b"- a: 1\n  a: 2\n" * (size // 14)
+
+
 def yaml_keys(size):
     """A mapping of distinct keys, one per line."""
     out = bytearray()
@@ -416,7 +455,19 @@ def main():
                                          ("`{` nested deep", "powershell", nested_braces, "n.ps1"),
                                          ("`(` nested deep", "fish", nested_parens, "n.fish"),
                                          ("one section per line", "ini", ini_sections, "s.ini"),
-                                         ("multi-line quoted values", "env", env_multiline, "m.env")):
+                                         ("multi-line quoted values", "env", env_multiline, "m.env"),
+                                         ("YAML one key on every line", "yaml", yaml_one_key,
+                                          "onekey.yaml"),
+                                         ("JSONC object of distinct keys", "jsonc", jsonc_keys,
+                                          "keys.jsonc"),
+                                         ("JSONC one key repeated on one line", "jsonc",
+                                          jsonc_one_key, "onekey.jsonc"),
+                                         ("JSONC small objects, each a key twice", "jsonc",
+                                          jsonc_pairs, "pairs.jsonc"),
+                                         ("YAML small mappings, each a key twice", "yaml",
+                                          yaml_pairs, "pairs.yaml"),
+                                         ("JSONC objects nested, each a key twice", "jsonc",
+                                          jsonc_nested_pairs, "npairs.jsonc")):
                 rows += crafted_rows(bin_, tmp, what, fmt, gen, name, crafted)
         if "entries" in only:
             rows += entries_rows(bin_, tmp, runs)

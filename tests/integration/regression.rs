@@ -566,3 +566,36 @@ fn ini_at_section_puts_the_region_among_that_sections_keys() {
     }
     assert_eq!(read(dir.path(), "setup.cfg"), orig);
 }
+
+/// `check` panicked in the renderer when a problem's column held a character of more than
+/// one byte (a duplicated key `é`): the caret covered half of it.
+#[test]
+fn check_shows_a_problem_at_a_multibyte_character() {
+    let dir = tempfile::tempdir().expect("dir");
+    write(dir.path(), "a.jsonc", "{\"é\": 1,\n \"é\": 2}\n");
+    let o = run(dir.path(), &["check", "a.jsonc"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("a.jsonc:2:3"), "{}", stderr(&o));
+}
+
+/// `check` on one 10 MB line of repeated keys took about a minute: each of the thousand
+/// problems handed the whole line to the renderer. It is cut around the column, and the
+/// location still names the line's character column.
+#[test]
+fn check_on_one_long_line_cuts_it_and_keeps_the_column() {
+    let dir = tempfile::tempdir().expect("dir");
+    let text = format!("{{{}\"é\": 0}}\n", "\"é\": \"ü\", ".repeat(3000));
+    write(dir.path(), "a.jsonc", &text);
+    let o = run(dir.path(), &["check", "a.jsonc"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let err = stderr(&o);
+    // The 1,000th problem is the 1,001st `é`: `{"` then 10 characters a member.
+    let col = 3 + 1000 * 10;
+    assert!(
+        err.contains(&format!("a.jsonc:1:{col}\n")),
+        "{}",
+        &err[err.len() - 2000..]
+    );
+    // No line shown is much wider than a terminal.
+    assert!(err.lines().all(|l| l.chars().count() < 400));
+}

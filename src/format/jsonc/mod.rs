@@ -15,6 +15,7 @@ pub(crate) mod lexer;
 #[cfg(test)]
 mod oracle;
 pub(crate) mod scan;
+mod stack;
 
 use super::{Created, Fitted, Home, KeyPolicy, Lexer, Placement, Syntax};
 use crate::document::{Document, Region};

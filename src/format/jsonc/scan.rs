@@ -9,7 +9,8 @@
 use std::sync::{Arc, Mutex};
 
 use super::lexer;
-use crate::lex::{Comment, Keep, Key, Lexed, Span, Unclosed};
+use super::stack::{Frame, Stack};
+use crate::lex::{Comment, Keep, Lexed, Span, Unclosed};
 
 /// What a container is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -210,7 +211,7 @@ pub(crate) fn container_at(containers: &[Container], src_len: usize, offset: usi
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
+pub(super) enum State {
     /// Object: after `{` or `,`.
     Key,
     /// Object: after a key.
@@ -219,20 +220,6 @@ enum State {
     Value,
     /// After a value.
     After,
-}
-
-/// One open container: 9 bytes (14 with its key), so that a file nested a million levels
-/// deep costs about its own size again (docs/formats.md, JSONC, Nesting). What only some scans need
-/// lives in side stacks: the member being read (structure), a comma waiting for its next
-/// value in a container that is not the innermost (only in invalid input).
-#[derive(Clone, Copy)]
-#[repr(C, packed)]
-struct Frame {
-    id: u32,
-    /// Index in [`Scanner::keys`] where this object's keys start.
-    keys_from: u32,
-    kind: Kind,
-    state: State,
 }
 
 /// The keys of the open objects, innermost last: for files under 4 GiB 5 bytes a key (its
@@ -353,9 +340,14 @@ struct Scanner<'a> {
     keys: Keys,
     /// Scratch: the key names of the object being closed, with their fingerprints.
     names: Vec<(Span, u64)>,
+    /// The file's first repeated keys recorded so far.
+    recorded: super::super::repeats::Recorded,
     want: Want,
     out: Scan,
-    stack: Vec<Frame>,
+    /// The open containers: what only some scans need lives in side stacks (the member
+    /// being read with structure, a comma waiting for its next value in a container that is
+    /// not the innermost, in invalid input only).
+    stack: Stack,
     /// The innermost container's comma that still waits for a value (its offset).
     pending: Option<usize>,
     /// Such commas of outer containers: stack index and offset (invalid input only).
@@ -384,14 +376,15 @@ pub(crate) fn scan(src: &[u8], want: Want) -> Scan {
         src,
         keys,
         names: Vec::new(),
+        recorded: super::super::repeats::Recorded::default(),
         want,
         out: Scan::default(),
-        stack: vec![Frame {
+        stack: Stack::new(Frame {
             id: 0,
             kind: Kind::Top,
             state: State::Value,
             keys_from: 0,
-        }],
+        }),
         pending: None,
         buried: Vec::new(),
         cur: Vec::new(),
@@ -422,9 +415,9 @@ impl Scanner<'_> {
         }
     }
 
+    #[inline]
     fn top(&mut self) -> &mut Frame {
-        let last = self.stack.len() - 1;
-        &mut self.stack[last]
+        self.stack.top()
     }
 
     /// A token starts at `at`: answers the probe when it is the first at or after it.
@@ -707,7 +700,7 @@ impl Scanner<'_> {
             return;
         }
         let members = self.want.members;
-        let id = self.stack.last().map_or(0, |f| f.id);
+        let id = self.stack.peek().id;
         let Some((cur, n)) = self.cur.last_mut() else {
             return;
         };
@@ -753,7 +746,7 @@ impl Scanner<'_> {
         self.next_id = self.next_id.saturating_add(1);
         let ok = self.begin_value(at);
         if self.want.structure {
-            let parent_id = self.stack.last().map_or(0, |f| f.id);
+            let parent_id = self.stack.peek().id;
             let mut parent = (parent_id, 0);
             if let Some((cur, n)) = self.cur.last_mut() {
                 parent.1 = *n;
@@ -815,7 +808,7 @@ impl Scanner<'_> {
             self.error(at, || "expected a value".into());
         }
         self.push_member();
-        self.stack.pop();
+        let _ = self.stack.pop();
         if self.want.structure {
             self.cur.pop();
         }
@@ -864,6 +857,7 @@ impl Scanner<'_> {
             }
         }
         self.push_member();
+        self.recorded.flush(&mut self.out.lexed.keys);
         self.out.lexed.keys.sort_by_start();
     }
 
@@ -878,27 +872,16 @@ impl Scanner<'_> {
         }
         let src = self.src;
         let out = &mut self.out.lexed.keys;
-        if (from..len).any(|i| self.keys.name(src, i).of(src).contains(&b'\\')) {
+        let keys = &self.keys;
+        if (from..len).any(|i| keys.name(src, i).of(src).contains(&b'\\')) {
             // A name written with escapes (`"\u0061"` is `"a"`): names are compared as the
-            // readers see them, decoded. Rare, so no table is kept for it.
-            let names: Vec<(Span, Vec<u8>)> = (from..len)
-                .map(|i| {
-                    let name = self.keys.name(src, i);
-                    (name, super::decoded_key(name.of(src)).into_owned())
-                })
-                .collect();
-            let mut seen: rustc_hash::FxHashMap<&[u8], usize> = rustc_hash::FxHashMap::default();
-            for (_, d) in &names {
-                *seen.entry(d.as_slice()).or_default() += 1;
-            }
-            for (name, d) in &names {
-                if seen.get(d.as_slice()).is_some_and(|&n| n > 1) {
-                    out.push(Key {
-                        name: *name,
-                        context,
-                    });
-                }
-            }
+            // readers see them, decoded.
+            super::super::repeats::find(len - from, |i| {
+                super::decoded_key(keys.name(src, from + i).of(src))
+            })
+            .record(out, &mut self.recorded, context, |i| {
+                keys.name(src, from + i)
+            });
             self.keys.truncate(from);
             return;
         }
@@ -910,79 +893,36 @@ impl Scanner<'_> {
                 self.names.push((name, fingerprint(src, name)));
             }
             let keys = &self.names;
+            let (mut dup, mut repeat) = (0u64, 0u64);
             for (i, &(k, f)) in keys.iter().enumerate() {
                 let name = k.of(src);
-                if keys
-                    .iter()
-                    .enumerate()
-                    .any(|(j, &(o, g))| j != i && f == g && (name.len() <= 7 || o.of(src) == name))
-                {
-                    out.push(Key { name: k, context });
-                }
-            }
-        } else {
-            // Large objects: an open-addressing table of key indices with 32 bits of their
-            // hashes (8 bytes a slot, at most half full) and a flag a key, about 17 bytes a
-            // key at once; names are compared only when those bits match.
-            let n = len - from;
-            let cap = (n * 2).next_power_of_two();
-            let mask = cap - 1;
-            let shift = 64 - cap.trailing_zeros();
-            let mut table = vec![u64::MAX; cap];
-            let mut dup = vec![false; n];
-            let keys = &self.keys;
-            let name = |i: usize| keys.name(src, from + i).of(src);
-            // Keys in batches: the slots of a batch are read first, all at once, so that
-            // their cache misses overlap instead of coming one after the other.
-            const BATCH: usize = 32;
-            let mut hashes = [0u64; BATCH];
-            let slot_of = |h: u64| usize::try_from(h >> shift).unwrap_or(0) & mask;
-            let mut first = 0;
-            while first < n {
-                let m = (n - first).min(BATCH);
-                for (b, h) in hashes.iter_mut().enumerate().take(m) {
-                    *h = name_hash(name(first + b));
-                }
-                let mut touch = 0u64;
-                for &h in hashes.iter().take(m) {
-                    touch ^= table[slot_of(h)];
-                }
-                std::hint::black_box(touch);
-                for (b, &h) in hashes.iter().enumerate().take(m) {
-                    let i = first + b;
-                    let k = name(i);
-                    // The multiplication mixes upwards: the top bits pick the slot, the low
-                    // half is the tag.
-                    let mut slot = slot_of(h);
-                    let tag = h & 0xffff_ffff;
-                    loop {
-                        let e = table[slot];
-                        if e == u64::MAX {
-                            table[slot] =
-                                (tag << 32) | u64::from(u32::try_from(i).unwrap_or(u32::MAX));
-                            break;
-                        }
-                        let j = usize::try_from(e & 0xffff_ffff).unwrap_or(usize::MAX);
-                        if e >> 32 == tag && name(j) == k {
-                            dup[i] = true;
-                            if let Some(d) = dup.get_mut(j) {
-                                *d = true;
-                            }
-                            break;
-                        }
-                        slot = (slot + 1) & mask;
+                let same = |&(j, &(o, g)): &(usize, &(Span, u64))| {
+                    j != i && f == g && (name.len() <= 7 || o.of(src) == name)
+                };
+                if let Some((j, _)) = keys.iter().enumerate().find(same) {
+                    dup |= 1 << i;
+                    if j < i {
+                        repeat |= 1 << i;
                     }
                 }
-                first += m;
             }
-            for (i, d) in dup.into_iter().enumerate() {
-                if d {
-                    out.push(Key {
-                        name: keys.name(src, from + i),
-                        context,
-                    });
-                }
+            if dup != 0 {
+                super::super::repeats::Found::of_bits(keys.len(), dup, repeat).record(
+                    out,
+                    &mut self.recorded,
+                    context,
+                    |i| keys.get(i).map_or(Span::default(), |k| k.0),
+                );
             }
+        } else {
+            // Large objects: a table of the distinct names; repeats past what can be
+            // reported are only counted.
+            super::super::repeats::find(len - from, |i| {
+                std::borrow::Cow::Borrowed(keys.name(src, from + i).of(src))
+            })
+            .record(out, &mut self.recorded, context, |i| {
+                keys.name(src, from + i)
+            });
         }
         self.keys.truncate(from);
     }
@@ -1027,23 +967,6 @@ impl Scanner<'_> {
             i += 1;
         }
     }
-}
-
-/// A hash of a key name, eight bytes at a time (no untrusted-input concern: equal hashes
-/// only cost a comparison of the names).
-fn name_hash(name: &[u8]) -> u64 {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-    let mut h = name.len() as u64;
-    let mut words = name.chunks_exact(8);
-    for c in &mut words {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
-    }
-    let mut w = [0u8; 8];
-    let rest = words.remainder();
-    w[..rest.len()].copy_from_slice(rest);
-    (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K)
 }
 
 /// True when `s` holds no backslash and no control character, eight bytes at a time.
@@ -1414,6 +1337,16 @@ mod oracle_tests {
             "\u{feff}// top\n{\n  \"a\": {\"b\": [1, 2,], /* x\n */ \"c\": null},\n}\n".to_owned(),
             format!("[{}1{}]", "[".repeat(300), "]".repeat(300)),
             format!("{}\"x\": 1", "{\"a\": ".repeat(300)),
+            // Deep nesting of every shape the stack stores: runs, alternations, ids that
+            // jump past closed siblings, objects with several keys a level, with duplicated
+            // keys and marker comments at every depth, closed and left open.
+            format!("{}1{}", "{\"\": [".repeat(400), "]}".repeat(400)),
+            format!(
+                "{}{}",
+                "[[], {}, [{\"a\": 1, \"a\": 2, \"b\": [[], [], [], [], [], ".repeat(200),
+                "]}]]".repeat(150)
+            ),
+            "{\"a\": 1, \"b\": 2, \"c\": 3, \"a\": 4,\n// BEGIN X MANAGED r\n\"d\": ".repeat(300),
             "{\"a\": 1, , \"b\": [1, , {\"c\": 2,}, ], }".to_owned(),
             "{\"a\",: 1, x {\"b\": 1}, }".to_owned(),
             // Long names (measured again when their object closes), names sharing their

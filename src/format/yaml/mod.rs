@@ -33,11 +33,13 @@ use nom::{
 
 use crate::document::{Document, Region};
 use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
+use keys::OpenKeys;
 
 use super::{At, Created, Fitted, Home, KeyPolicy, Lexer, Placement, Syntax};
 use crate::marker::Identity;
 
 mod home;
+mod keys;
 mod place;
 
 /// The YAML format.
@@ -243,6 +245,8 @@ struct Coll {
     kind: Kind,
     indent: isize,
     id: u32,
+    /// Where its keys start in [`Lx::open_keys`].
+    keys_from: usize,
 }
 
 struct Lx<'a> {
@@ -257,10 +261,9 @@ struct Lx<'a> {
     deferred: Vec<(usize, isize)>,
     /// The last line end found, and the position it was found from.
     eol_cache: std::cell::Cell<(usize, usize)>,
-    /// The keys of the open mappings, innermost last: when a mapping closes, its keys that
-    /// occur more than once in it go to the output (the only ones `duplicate-key` looks at),
-    /// so a large file does not keep every key.
-    open_keys: Vec<Key>,
+    /// The keys of the open mappings, innermost last (each collection knows where its own
+    /// start).
+    open_keys: OpenKeys,
     /// Report every key (the straightforward way, for a test of the above).
     #[cfg(test)]
     all_keys: bool,
@@ -281,7 +284,7 @@ fn lex_with(src: &[u8], all_keys: bool) -> Lexed {
         pending_comments: Vec::new(),
         deferred: Vec::new(),
         eol_cache: std::cell::Cell::new((1, 0)),
-        open_keys: Vec::new(),
+        open_keys: OpenKeys::default(),
         #[cfg(test)]
         all_keys,
     };
@@ -291,40 +294,9 @@ fn lex_with(src: &[u8], all_keys: bool) -> Lexed {
     let start = crate::lines::bom_len(src);
     lx.run(start);
     lx.close_all();
+    lx.open_keys.flush(&mut lx.out.keys);
     lx.out.keys.sort_by_start();
     lx.out
-}
-
-/// Reports the keys of `keys` (one mapping's) whose names occur more than once among them.
-fn duplicates(src: &[u8], keys: &[Key], out: &mut crate::lex::Keys) {
-    if keys.len() < 2 {
-        return;
-    }
-    if keys.len() <= 32 {
-        for (i, k) in keys.iter().enumerate() {
-            let name = k.name.of(src);
-            if keys
-                .iter()
-                .enumerate()
-                .any(|(j, o)| j != i && o.name.of(src) == name)
-            {
-                out.push(*k);
-            }
-        }
-        return;
-    }
-    let mut first: rustc_hash::FxHashMap<&[u8], usize> = rustc_hash::FxHashMap::default();
-    first.reserve(keys.len());
-    let mut dup = vec![false; keys.len()];
-    for (i, k) in keys.iter().enumerate() {
-        if let Some(&j) = first.get(k.name.of(src)) {
-            dup[i] = true;
-            dup[j] = true;
-        } else {
-            first.insert(k.name.of(src), i);
-        }
-    }
-    out.extend(keys.iter().zip(dup).filter(|(_, d)| *d).map(|(k, _)| *k));
 }
 
 /// End of the line starting at `i` (the index of its `\n`, or the end of the input).
@@ -402,6 +374,7 @@ impl Lx<'_> {
             },
             indent: -1,
             id,
+            keys_from: self.open_keys.len(),
         });
     }
 
@@ -514,6 +487,7 @@ impl Lx<'_> {
             kind,
             indent: col,
             id,
+            keys_from: self.open_keys.len(),
         });
         id
     }
@@ -525,37 +499,20 @@ impl Lx<'_> {
             self.out.keys.push(k);
             return;
         }
-        self.open_keys.push(k);
+        self.open_keys.push(k.name);
     }
 
     /// Closes the collection on top: a mapping's duplicated keys are reported.
     fn pop(&mut self) {
         let Some(c) = self.stack.pop() else { return };
-        let from = self
-            .open_keys
-            .iter()
-            .rposition(|k| k.context != c.id)
-            .map_or(0, |i| i + 1);
-        if self.open_keys.len() - from <= 32 {
-            duplicates(self.src, &self.open_keys[from..], &mut self.out.keys);
-            self.open_keys.truncate(from);
-        } else {
-            // A large mapping (the top level of a long file, say): its keys all go to the
-            // document, whose duplicate pass costs 4 bytes a key.
-            self.out.keys.extend(self.open_keys.drain(from..));
-        }
+        self.open_keys
+            .close(self.src, c.keys_from, c.id, &mut self.out.keys);
     }
 
     /// Closes every collection (the end of a document or of the input).
     fn close_all(&mut self) {
         while !self.stack.is_empty() {
             self.pop();
-        }
-        // Keys of a mapping no longer on the stack (none are expected): grouped by mapping.
-        let mut rest = std::mem::take(&mut self.open_keys);
-        rest.sort_by_key(|k| (k.context, k.name.start));
-        for group in rest.chunk_by(|a, b| a.context == b.context) {
-            duplicates(self.src, group, &mut self.out.keys);
         }
     }
 
@@ -650,6 +607,7 @@ impl Lx<'_> {
                         },
                         indent: -1,
                         id,
+                        keys_from: self.open_keys.len(),
                     });
                     return self.trailing(next);
                 }
@@ -676,6 +634,7 @@ impl Lx<'_> {
                         },
                         indent: -1,
                         id,
+                        keys_from: self.open_keys.len(),
                     });
                     return self.trailing(next);
                 }
@@ -1226,14 +1185,13 @@ mod tests {
             .collect();
         assert_eq!(names, ["x", "x"]);
         same_problems_as_with_every_key(src.as_bytes());
-        // A large mapping hands all its keys to the document's duplicate pass, at the top
-        // level or nested.
+        // A large mapping, at the top level or nested, also keeps only its duplicated keys.
         let many: String = (0..50).map(|i| format!("k{}: 1\n", i % 45)).collect();
-        assert_eq!(lex(many.as_bytes()).keys.len(), 50);
+        assert_eq!(lex(many.as_bytes()).keys.len(), 10);
         same_problems_as_with_every_key(many.as_bytes());
         let nested: String = (0..50).map(|i| format!("  k{}: 1\n", i % 45)).collect();
         let nested = format!("a:\n  x: 1\n  x: 2\n{nested}b: 1\n");
-        assert_eq!(lex(nested.as_bytes()).keys.len(), 52);
+        assert_eq!(lex(nested.as_bytes()).keys.len(), 12);
         same_problems_as_with_every_key(nested.as_bytes());
     }
 
