@@ -375,10 +375,17 @@ impl Keys {
 
     /// Puts the keys in file order (for formats that add them container by container).
     pub fn sort_by_start(&mut self) {
-        let mut all: Vec<Key> = self.iter().collect();
-        if all.is_sorted_by_key(|k| k.name.start) {
+        // Most often they are in order already: looked at without a copy.
+        let mut last = 0;
+        let sorted = self.iter().all(|k| {
+            let ordered = k.name.start >= last;
+            last = k.name.start;
+            ordered
+        });
+        if sorted {
             return;
         }
+        let mut all: Vec<Key> = self.iter().collect();
         all.sort_by_key(|k| k.name.start);
         let (left_out, repeats) = (self.left_out, self.repeats);
         *self = all.into_iter().collect();
