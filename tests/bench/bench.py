@@ -245,6 +245,11 @@ def nested_subst(size):
     return b"$(" * (size // 2)
 
 
+def pending_heredocs(size):
+    """One line of `<<E` operators whose bodies never come."""
+    return b": " + b"<<E " * (size // 4) + b"\n"
+
+
 def nested_braces(size):
     """Script blocks opened and never closed: `{{{...`."""
     return b"{" * size
@@ -452,6 +457,8 @@ def main():
                                          ("JSONC arrays nested deep", "jsonc", deep_arrays, "arr.jsonc"),
                                          ("YAML keys, one per line", "yaml", yaml_keys, "k.yaml"),
                                          ("`$(` nested deep", "shell", nested_subst, "n.sh"),
+                                         ("heredocs waiting on one line", "shell",
+                                          pending_heredocs, "hd.sh"),
                                          ("`{` nested deep", "powershell", nested_braces, "n.ps1"),
                                          ("`(` nested deep", "fish", nested_parens, "n.fish"),
                                          ("one section per line", "ini", ini_sections, "s.ini"),
