@@ -389,9 +389,8 @@ impl<'a> Document<'a> {
 
     /// Lexes `src` keeping only what the document needs, then finds its regions and
     /// problems. Comments that cannot be markers are not needed, unless a foreign block's
-    /// literal lines (any text) are looked for. Keys that only matter across owners are not
-    /// needed until regions of two owners are found (then the file is lexed again, with
-    /// them).
+    /// literal lines (any text) are looked for; keys that only matter across owners are not
+    /// needed outside regions.
     fn lex_and_build(
         src: &'a [u8],
         syntax: &dyn Lexer,
@@ -407,12 +406,6 @@ impl<'a> Document<'a> {
         };
         let (lexed, scan) = syntax.scan_keeping(src, keep);
         let mut doc = Self::build(src, syntax, lexed, foreign, keep_comments);
-        if keep == Keep::Regions && two_owners(src, &doc.regions) {
-            let (lexed, scan) = syntax.scan_keeping(src, Keep::MarkerLike);
-            doc = Self::build(src, syntax, lexed, foreign, keep_comments);
-            doc.scan = scan;
-            return doc;
-        }
         doc.scan = scan;
         doc
     }
@@ -1529,6 +1522,37 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
 
+        /// Shell keys recorded only where regions can be give the same duplicate-key report
+        /// as every key recorded, whatever the markers (damaged ones too).
+        #[test]
+        fn shell_keys_where_regions_can_be_report_as_all_keys(
+            picks in proptest::collection::vec(0usize..9, 0..80)
+        ) {
+            use crate::lex::Keep;
+            const LINES: [&str; 9] = [
+                "# BEGIN X MANAGED a", "# END X MANAGED a", "# BEGIN Y MANAGED b",
+                "# END Y MANAGED b", "# BEGIN Y MANAGED a", "# END Y MANAGED a",
+                "A=1", "export A=2", "B=1",
+            ];
+            let src: String = picks.iter().map(|&i| format!("{}\n", LINES[i])).collect();
+            let syntax = Format::Shell.syntax();
+            let dups = |doc: &Document<'_>| -> Vec<(usize, String)> {
+                doc.problems
+                    .iter()
+                    .filter(|p| p.kind == ProblemKind::DuplicateKey)
+                    .map(|p| (p.line, p.message.clone()))
+                    .collect()
+            };
+            let some = Document::parse(src.as_bytes(), syntax);
+            let (lexed, _) = syntax.scan_keeping(src.as_bytes(), Keep::MarkerLike);
+            let all = Document::from_lexed(src.as_bytes(), syntax, lexed);
+            prop_assert_eq!(dups(&some), dups(&all));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
         /// Random BEGIN/END sequences pair exactly as the scanning pairing did.
         #[test]
         fn indexed_pairing_matches_pairing_by_scan(
@@ -1728,19 +1752,19 @@ mod tests {
         assert_eq!(of(ProblemKind::DuplicateKey)[0].line, 3);
     }
 
-    /// A shell document records keys only once it has regions of two owners: keys count
-    /// only across owners there.
+    /// A shell document records only the keys that can be inside regions (after more BEGIN
+    /// lines than END lines): keys count only across owners there.
     #[test]
-    fn shell_keys_are_lexed_only_for_regions_of_two_owners() {
-        let one = "A=1\nA=2\n# BEGIN X MANAGED a\nA=3\n# END X MANAGED a\n";
+    fn shell_keys_are_lexed_only_where_regions_can_be() {
+        let one = "A=1\nA=2\n# BEGIN X MANAGED a\nA=3\n# END X MANAGED a\nA=5\n";
         let doc = Document::parse(one.as_bytes(), Format::Shell.syntax());
-        assert_eq!((doc.regions.len(), doc.lexed.keys.len()), (1, 0));
+        assert_eq!((doc.regions.len(), doc.lexed.keys.len()), (1, 1));
         assert!(doc.problems.is_empty());
         let two = format!("{one}# BEGIN Y MANAGED b\nA=4\n# END Y MANAGED b\n");
         let doc = Document::parse(two.as_bytes(), Format::Shell.syntax());
-        assert_eq!((doc.regions.len(), doc.lexed.keys.len()), (2, 4));
+        assert_eq!((doc.regions.len(), doc.lexed.keys.len()), (2, 2));
         let lines: Vec<usize> = doc.problems.iter().map(|p| p.line).collect();
-        assert_eq!(lines, [7]);
+        assert_eq!(lines, [8]);
     }
 
     /// Shell keys assigned in many regions of two owners: each assignment in a region whose

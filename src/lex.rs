@@ -482,10 +482,10 @@ pub enum Keep {
     /// need): what a [`Document`](crate::Document) uses when no foreign marker lines are
     /// looked for. A file of millions of plain comments then costs nothing for them.
     MarkerLike,
-    /// As [`Keep::MarkerLike`], and no keys: what a [`Document`](crate::Document) of a
-    /// format whose keys only matter across owners ([`KeyPolicy::AcrossOwners`]) needs until
-    /// it has found regions of two owners (it then lexes again, keeping keys). A profile
-    /// assigning millions of variables then costs nothing for them.
+    /// As [`Keep::MarkerLike`], and keys only where they can be inside a region (after more
+    /// BEGIN lines than END lines): what a [`Document`](crate::Document) of a format whose
+    /// keys only matter across owners ([`KeyPolicy::AcrossOwners`]) needs. A profile
+    /// assigning millions of variables outside regions then costs nothing for them.
     Regions,
 }
 

@@ -124,9 +124,14 @@ impl Frame {
         Self::HereDouble,
     ];
 
-    fn code(self) -> u8 {
-        let i = Self::CODES.iter().position(|&f| f == self).unwrap_or(0);
-        u8::try_from(i).unwrap_or(0)
+    const fn code(self) -> u8 {
+        match self {
+            Self::Paren => 0,
+            Self::Hash => 1,
+            Self::Block => 2,
+            Self::Double => 3,
+            Self::HereDouble => 4,
+        }
     }
 
     fn of_code(code: u8) -> Self {
@@ -657,6 +662,14 @@ mod tests {
 
     fn regions(src: &str) -> usize {
         Document::parse(src.as_bytes(), &PowerShell).regions.len()
+    }
+
+    #[test]
+    fn frame_codes_round_trip() {
+        for (i, f) in Frame::CODES.iter().enumerate() {
+            assert_eq!(usize::from(f.code()), i);
+            assert_eq!(Frame::of_code(f.code()), *f);
+        }
     }
 
     /// The lines inside nested strings and parentheses are inner lines once, through the

@@ -479,9 +479,19 @@ impl Kind {
     ];
 
     /// The kind's one-byte code.
-    fn code(self) -> u8 {
-        let i = Self::CODES.iter().position(|&k| k == self).unwrap_or(0);
-        u8::try_from(i).unwrap_or(0)
+    const fn code(self) -> u8 {
+        match self {
+            Self::CommandSubst => 0,
+            Self::ProcessSubst => 1,
+            Self::Case(CasePhase::AwaitIn) => 2,
+            Self::Case(CasePhase::Pattern { fresh: true }) => 3,
+            Self::Case(CasePhase::Pattern { fresh: false }) => 4,
+            Self::Case(CasePhase::Body) => 5,
+            Self::Arith { dollar: true } => 6,
+            Self::Arith { dollar: false } => 7,
+            Self::Param => 8,
+            Self::DoubleQuoted => 9,
+        }
     }
 
     /// The kind of a code made by [`Kind::code`].
@@ -747,6 +757,8 @@ struct Lexer<'a> {
     eof_open: Option<Unclosed>,
     /// Which comments are recorded.
     keep: Keep,
+    /// BEGIN lines seen minus END lines (never below zero), for `Keep::Regions`.
+    open_begins: usize,
     /// Skip ordinary bytes one at a time (the straightforward scan the tests compare with).
     #[cfg(test)]
     bytewise: bool,
@@ -768,6 +780,7 @@ impl<'a> Lexer<'a> {
             out: Lexed::default(),
             eof_open: None,
             keep: Keep::All,
+            open_begins: 0,
             #[cfg(test)]
             bytewise: false,
         }
@@ -903,7 +916,12 @@ impl<'a> Lexer<'a> {
 
     /// At the start of a top-level line: records an `assignment`.
     fn key(&mut self) {
-        if !self.stack.is_empty() || self.cur_inner || self.keep == Keep::Regions {
+        // With `Keep::Regions` only keys that can be inside a region matter: those after more
+        // BEGIN lines than END lines (a superset of the keys inside regions).
+        if !self.stack.is_empty()
+            || self.cur_inner
+            || (self.keep == Keep::Regions && self.open_begins == 0)
+        {
             return;
         }
         let src = self.src;
@@ -1184,6 +1202,16 @@ impl<'a> Lexer<'a> {
                 .get(self.line_start..p)
                 .is_some_and(|pre| pre.iter().all(|&b| is_blank(b)));
         if self.keep.keeps(&src[p..end]) {
+            if self.keep == Keep::Regions && alone {
+                // Keys are recorded only between BEGIN and END lines (see `key`).
+                match crate::marker::parse(&src[p..end]).map(|m| m.kind) {
+                    Some(crate::marker::Kind::Begin) => self.open_begins += 1,
+                    Some(crate::marker::Kind::End) => {
+                        self.open_begins = self.open_begins.saturating_sub(1);
+                    }
+                    None => {}
+                }
+            }
             self.out.comments.push(Comment {
                 text: Span::new(p, end),
                 alone,
@@ -1613,6 +1641,14 @@ mod tests {
         let src = format!("cat{ops}\n{}", &bodies[..bodies.len() - 6]);
         let last = src.rfind("<<'E").unwrap_or(0);
         assert_eq!(unclosed(&src), Some((last, "heredoc")));
+    }
+
+    #[test]
+    fn frame_codes_round_trip() {
+        for (i, k) in Kind::CODES.iter().enumerate() {
+            assert_eq!(usize::from(k.code()), i);
+            assert_eq!(Kind::of_code(k.code()), *k);
+        }
     }
 
     /// Deep nesting, with unmatched `(` at every level: every frame's kind and paren count
