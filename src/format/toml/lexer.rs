@@ -626,6 +626,10 @@ pub(crate) struct Scan {
     tables: Tables,
     /// Where the first container nested more than [`MAX_DEPTH`] deep opens.
     pub(crate) too_deep: Option<usize>,
+    /// `Some(tables)` for a scan made only to read the file ([`scan_to_read`]): it holds no
+    /// headers, statements, string lines or table tree, only this count of the tables
+    /// ([`Scan::tables_len`]) and [`Scan::too_deep`].
+    pub(crate) read_only: Option<usize>,
 }
 
 impl Scan {
@@ -639,12 +643,15 @@ impl Scan {
     /// How many tables of keys the file has (not counting the root, elements of arrays of
     /// tables and inline tables in arrays).
     pub(crate) fn tables_len(&self) -> usize {
+        if let Some(n) = self.read_only {
+            return n;
+        }
         self.tables
             .nodes
             .iter()
+            // The root's node is marked as an element's: it is left out with them.
             .filter(|n| n.len != ELEM_NODE && n.len != INLINE_NODE)
             .count()
-            .saturating_sub(1)
     }
 
     /// The first segment of a header's path (without an element number).
@@ -747,6 +754,9 @@ struct Lexer<'a> {
     segs: Vec<Span>,
     /// Which comments are recorded.
     keep: crate::lex::Keep,
+    /// Set for a file only read: headers, statements and string lines are not recorded,
+    /// and the table tree is let go once the keys are lexed.
+    read: bool,
 }
 
 /// Lexes a whole TOML file.
@@ -758,6 +768,18 @@ pub(crate) fn scan(src: &[u8]) -> Scan {
 /// As [`scan`], recording the comments `keep` asks for.
 #[must_use]
 pub(crate) fn scan_keeping(src: &[u8], keep: crate::lex::Keep) -> Scan {
+    scan_with(src, keep, false)
+}
+
+/// As [`scan_keeping`], for a file only read (`list`, `check`): the scan is
+/// [`Scan::read_only`]. A file of a table header on every line then holds its table tree
+/// only while it is lexed, and no header records at all.
+#[must_use]
+pub(crate) fn scan_to_read(src: &[u8], keep: crate::lex::Keep) -> Scan {
+    scan_with(src, keep, true)
+}
+
+fn scan_with(src: &[u8], keep: crate::lex::Keep, read: bool) -> Scan {
     let mut scan = Scan::default();
     // About one key per 40 bytes in typical files.
     scan.lexed.keys.reserve(src.len() / 40);
@@ -784,6 +806,7 @@ pub(crate) fn scan_keeping(src: &[u8], keep: crate::lex::Keep) -> Scan {
         cur_header: None,
         segs: Vec::new(),
         keep,
+        read,
     };
     lx.run();
     lx.finish()
@@ -888,6 +911,10 @@ impl<'a> Lexer<'a> {
         self.scan.lexed.inner_lines = merged.into();
         self.tables.index = hashbrown::HashTable::new();
         self.scan.tables = self.tables;
+        if self.read {
+            self.scan.read_only = Some(self.scan.tables_len());
+            self.scan.tables = Tables::default();
+        }
         self.scan
     }
 
@@ -1015,7 +1042,9 @@ impl<'a> Lexer<'a> {
                     let last = end.saturating_sub(1);
                     if let Some(nl) = memchr::memchr(b'\n', &self.src[start..last.max(start)]) {
                         self.saw_newline(start + nl);
-                        if let Some(lines) = self.push_inner_from(start + nl + 1, last) {
+                        if let Some(lines) = self.push_inner_from(start + nl + 1, last)
+                            && !self.read
+                        {
                             self.scan.string_lines.push(lines);
                         }
                     }
@@ -1046,6 +1075,7 @@ impl<'a> Lexer<'a> {
     fn finish_pending(&mut self, p: Pending) {
         match p {
             Pending::Nothing => {}
+            Pending::Stmt(_) | Pending::Header(_) if self.read => {}
             Pending::Stmt(mut s) => {
                 s.end = self.pos;
                 self.scan.stmts.push(s);

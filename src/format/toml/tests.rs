@@ -1109,3 +1109,55 @@ fn a_quoted_table_name_is_the_table_of_its_decoded_text() {
     let first: Vec<String> = s.headers.iter().map(|h| s.first(&h, src)).collect();
     assert_eq!(first, ["a", "a", "a"]);
 }
+
+/// A scan made only to read a file lexes it as the full scan does (comments, keys, inner
+/// lines, what is left open), counts the same tables and the same depth, and holds no
+/// records only edits read.
+fn read_scan_agrees(src: &[u8]) {
+    let keep = crate::lex::Keep::MarkerLike;
+    let full = lexer::scan_keeping(src, keep);
+    let read = lexer::scan_to_read(src, keep);
+    assert_eq!(read.lexed, full.lexed, "{:?}", String::from_utf8_lossy(src));
+    assert_eq!(read.too_deep, full.too_deep);
+    assert_eq!(read.read_only, Some(full.tables_len()));
+    assert_eq!(read.tables_len(), full.tables_len());
+    assert_eq!(full.read_only, None);
+    assert!(read.headers.is_empty() && read.stmts.is_empty() && read.string_lines.is_empty());
+}
+
+#[test]
+fn a_scan_to_read_keeps_what_list_and_check_read() {
+    read_scan_agrees(b"a = 1\n[t]\nb = {c = 1, d.e = 2}\n[[x]]\ny = [{z = 1}]\ns = '''\n#\n'''\n");
+    let read = lexer::scan_to_read(b"[a]\n[b.c]\n", crate::lex::Keep::MarkerLike);
+    assert_eq!(read.tables_len(), 3);
+}
+
+/// A document parsed only to read holds a scan without the table tree; asked for what an
+/// edit needs, the format lexes the file again rather than answer from it.
+#[test]
+fn a_document_parsed_to_read_answers_edit_questions_from_a_full_scan() {
+    let src = b"top = 1\n[t]\na = 1\nb = 2\n";
+    let read = Document::parse_to_read(src, &Toml, None);
+    let full = Document::parse(src, &Toml);
+    let at = src.len();
+    assert_eq!(
+        Toml.assigned(&read, at),
+        vec!["a".to_owned(), "b".to_owned()]
+    );
+    assert_eq!(Toml.assigned(&read, at), Toml.assigned(&full, at));
+    assert!(Toml.check_input(&read).is_ok());
+    let bad = b"[t]\n[t]\n";
+    let read = Document::parse_to_read(bad, &Toml, None);
+    assert!(Toml.check_input(&read).is_err());
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+
+    #[test]
+    fn a_scan_to_read_agrees_with_the_full_scan(parts in proptest::collection::vec(
+        proptest::sample::select(TOML_FRAGMENTS), 0..80
+    )) {
+        read_scan_agrees(parts.concat().as_bytes());
+    }
+}
