@@ -534,11 +534,6 @@ impl Tables {
         }
         out
     }
-
-    /// The table reached from `base` through the key segments `segs` of `src`.
-    fn walk(&mut self, base: u32, src: &[u8], segs: &[Span]) -> u32 {
-        segs.iter().fold(base, |t, s| self.child(t, src, *s))
-    }
 }
 /// A `[table]` or `[[array.of.tables]]` header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -757,6 +752,65 @@ struct Lexer<'a> {
     /// Set for a file only read: headers, statements and string lines are not recorded,
     /// and the table tree is let go once the keys are lexed.
     read: bool,
+    /// Set (for a file only read) to leave out the keys of sealed tables: see [`Sealed`].
+    sealed: Option<Sealed>,
+}
+
+/// The tables a statement's inline-table value made, for a file only read (`list`,
+/// `check`): their keys can only repeat one another, so they are checked within their
+/// statement and not recorded. A file of `x0 = {a = 1}` lines then records one key a line,
+/// all in one context, not two keys in two. Should a later statement or header reach into
+/// such a table (which TOML forbids: an inline table is sealed), or two of its keys share a
+/// name, the file is lexed again recording every key, and the report is the same as ever.
+#[derive(Default)]
+struct Sealed {
+    /// One bit per table id: set for a table an inline-table value made, or one made
+    /// below such a table within its statement.
+    bits: Vec<u64>,
+    /// The first table id made by the current top-level statement.
+    first: u32,
+    /// The keys of the current statement left out: (table, name as written).
+    keys: Vec<(u32, Span)>,
+    /// Set when the left-out keys must be recorded after all (see [`Sealed`]).
+    redo: bool,
+}
+
+impl Sealed {
+    fn is(&self, id: u32) -> bool {
+        self.bits
+            .get((id / 64) as usize)
+            .is_some_and(|w| w & (1 << (id % 64)) != 0)
+    }
+
+    /// True for a sealed table of the current statement.
+    fn current(&self, id: u32) -> bool {
+        id >= self.first && id < ELEM_ID && self.is(id)
+    }
+
+    fn set(&mut self, id: u32) {
+        let w = (id / 64) as usize;
+        if self.bits.len() <= w {
+            self.bits.resize(w + 1, 0);
+        }
+        if let Some(b) = self.bits.get_mut(w) {
+            *b |= 1 << (id % 64);
+        }
+    }
+
+    /// Ends a statement (made of `src`; `next` is the next table id): two keys left out
+    /// with one table and name send the file to be lexed again.
+    fn end_statement(&mut self, src: &[u8], next: u32) {
+        if self.keys.len() > 1 {
+            self.keys
+                .sort_by(|a, b| (a.0, key_seg(a.1.of(src))).cmp(&(b.0, key_seg(b.1.of(src)))));
+            self.redo |= self
+                .keys
+                .windows(2)
+                .any(|w| w[0].0 == w[1].0 && key_seg(w[0].1.of(src)) == key_seg(w[1].1.of(src)));
+        }
+        self.keys.clear();
+        self.first = next;
+    }
 }
 
 /// Lexes a whole TOML file.
@@ -776,10 +830,26 @@ pub(crate) fn scan_keeping(src: &[u8], keep: crate::lex::Keep) -> Scan {
 /// only while it is lexed, and no header records at all.
 #[must_use]
 pub(crate) fn scan_to_read(src: &[u8], keep: crate::lex::Keep) -> Scan {
-    scan_with(src, keep, true)
+    let (scan, redo) = scan_sealing(src, keep, true, Some(Sealed::default()));
+    if redo {
+        drop(scan);
+        return scan_with(src, keep, true);
+    }
+    scan
 }
 
 fn scan_with(src: &[u8], keep: crate::lex::Keep, read: bool) -> Scan {
+    scan_sealing(src, keep, read, None).0
+}
+
+/// Lexes `src`; with `sealed`, leaving out the keys of sealed tables, and true when they
+/// must be recorded after all.
+fn scan_sealing(
+    src: &[u8],
+    keep: crate::lex::Keep,
+    read: bool,
+    sealed: Option<Sealed>,
+) -> (Scan, bool) {
     let mut scan = Scan::default();
     // About one key per 40 bytes in typical files.
     scan.lexed.keys.reserve(src.len() / 40);
@@ -807,9 +877,12 @@ fn scan_with(src: &[u8], keep: crate::lex::Keep, read: bool) -> Scan {
         segs: Vec::new(),
         keep,
         read,
+        sealed,
     };
     lx.run();
-    lx.finish()
+    lx.end_statement();
+    let redo = lx.sealed.as_ref().is_some_and(|s| s.redo);
+    (lx.finish(), redo)
 }
 
 impl<'a> Lexer<'a> {
@@ -1101,6 +1174,32 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// The table of the key segment `seg` below `parent` (see [`Tables::child`]); one it
+    /// makes is sealed when `seal` (see [`Sealed`]), and a sealed one of an earlier
+    /// statement reached again sends the file to be lexed again.
+    fn child(&mut self, parent: u32, seg: Span, seal: bool) -> u32 {
+        let before = self.tables.nodes.len();
+        let id = self.tables.child(parent, self.src, seg);
+        if let Some(x) = self.sealed.as_mut() {
+            if self.tables.nodes.len() > before {
+                if seal {
+                    x.set(id);
+                }
+            } else if x.is(id) && id < x.first {
+                x.redo = true;
+            }
+        }
+        id
+    }
+
+    /// Ends a top-level statement (see [`Sealed::end_statement`]).
+    fn end_statement(&mut self) {
+        let next = u32::try_from(self.tables.nodes.len()).unwrap_or(u32::MAX);
+        if let Some(x) = self.sealed.as_mut() {
+            x.end_statement(self.src, next);
+        }
+    }
+
     /// Parses a dotted key into `self.segs`; the span of the whole key, or `None`.
     fn key(&mut self) -> Option<Span> {
         self.segs.clear();
@@ -1125,6 +1224,7 @@ impl<'a> Lexer<'a> {
 
     /// `std-table = "[" ws key ws "]"` / `array-table = "[[" ws key ws "]]"`
     fn table_header(&mut self) {
+        self.end_statement();
         let ls = self.pos;
         let array = self.rest().starts_with(b"[[");
         self.pos += if array { 2 } else { 1 };
@@ -1145,7 +1245,7 @@ impl<'a> Lexer<'a> {
             let Some(s) = self.segs.get(k).copied() else {
                 break;
             };
-            node = self.tables.child(node, self.src, s);
+            node = self.child(node, s, false);
             if !(array && k + 1 == n)
                 && let Some(&elem) = self.aot.get(&node)
             {
@@ -1176,24 +1276,31 @@ impl<'a> Lexer<'a> {
         let n = self.segs.len();
         let last = self.segs.last().copied()?;
         let segs = std::mem::take(&mut self.segs);
-        let context = self.tables.walk(base, self.src, &segs[..n - 1]);
+        let mut context = base;
+        for s in &segs[..n - 1] {
+            let seal = self.sealed.as_ref().is_some_and(|x| x.current(context));
+            context = self.child(context, *s, seal);
+        }
         let key = Key {
             name: last,
             context,
         };
-        if self.keep == crate::lex::Keep::MarkerLike {
+        if let Some(x) = self.sealed.as_mut().filter(|x| x.current(context)) {
+            x.keys.push((context, last));
+        } else if self.keep == crate::lex::Keep::MarkerLike {
             // A document: only the duplicate-key report reads the keys.
             self.scan.lexed.keys.push_counting_repeats(self.src, key);
         } else {
             self.scan.lexed.keys.push(key);
         }
-        let table = want_table.then(|| self.tables.child(context, self.src, last));
+        let table = want_table.then(|| self.child(context, last, true));
         self.segs = segs;
         table
     }
 
     /// `keyval = key keyval-sep val` at the top level of a table.
     fn keyval_stmt(&mut self) {
+        self.end_statement();
         let Some(span) = self.key() else {
             self.junk();
             self.tail = Some(Pending::Nothing);

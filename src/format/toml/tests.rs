@@ -1110,14 +1110,25 @@ fn a_quoted_table_name_is_the_table_of_its_decoded_text() {
     assert_eq!(first, ["a", "a", "a"]);
 }
 
-/// A scan made only to read a file lexes it as the full scan does (comments, keys, inner
-/// lines, what is left open), counts the same tables and the same depth, and holds no
-/// records only edits read.
+/// A scan made only to read a file lexes it as the full scan does (comments, inner lines,
+/// what is left open; the keys but those of sealed inline tables), counts the same tables
+/// and the same depth, and holds no records only edits read; a document read with it
+/// reports the same problems.
 fn read_scan_agrees(src: &[u8]) {
     let keep = crate::lex::Keep::MarkerLike;
     let full = lexer::scan_keeping(src, keep);
     let read = lexer::scan_to_read(src, keep);
-    assert_eq!(read.lexed, full.lexed, "{:?}", String::from_utf8_lossy(src));
+    let text = String::from_utf8_lossy(src);
+    assert_eq!(read.lexed.comments, full.lexed.comments, "{text:?}");
+    assert_eq!(read.lexed.inner_lines, full.lexed.inner_lines, "{text:?}");
+    assert_eq!(read.lexed.unclosed, full.lexed.unclosed, "{text:?}");
+    let all: Vec<_> = full.lexed.keys.iter().collect();
+    assert!(read.lexed.keys.iter().all(|k| all.contains(&k)), "{text:?}");
+    let (a, b) = (
+        Document::parse_to_read(src, &Toml, None),
+        Document::parse(src, &Toml),
+    );
+    assert_eq!(a.problems, b.problems, "{text:?}");
     assert_eq!(read.too_deep, full.too_deep);
     assert_eq!(read.read_only, Some(full.tables_len()));
     assert_eq!(read.tables_len(), full.tables_len());
@@ -1128,6 +1139,31 @@ fn read_scan_agrees(src: &[u8]) {
 #[test]
 fn a_scan_to_read_keeps_what_list_and_check_read() {
     read_scan_agrees(b"a = 1\n[t]\nb = {c = 1, d.e = 2}\n[[x]]\ny = [{z = 1}]\ns = '''\n#\n'''\n");
+    // Inline tables whose keys repeat, or that a later key or header reaches into: every
+    // key is recorded, and the repeats are reported as from a full scan.
+    for src in [
+        &b"x = {a = 1, a = 2}\n"[..],
+        b"x = {a = 1}\nx.a = 2\n",
+        b"x = {a = 1}\n[x]\na = 2\n",
+        b"x = {a = {b = 1}, a = {b = 2}}\n",
+        b"x = {a.b = 1, a.c = 2, a.b = 3}\n",
+        b"[x]\na = 1\n[y]\nx = {a = 1}\n",
+    ] {
+        read_scan_agrees(src);
+    }
+    let read = Document::parse_to_read(b"x = {a = 1}\nx.a = 2\n", &Toml, None);
+    assert!(
+        read.problems
+            .iter()
+            .any(|p| p.kind == ProblemKind::DuplicateKey),
+        "{:?}",
+        read.problems
+    );
+    // Sealed inline tables that nothing reaches into: one key recorded a line.
+    let src = b"x0 = {a = 1, b = {c = 2}}\nx1 = {a = 1, d.e = 3, d.f = 4}\n";
+    read_scan_agrees(src);
+    let read = lexer::scan_to_read(src, crate::lex::Keep::MarkerLike);
+    assert_eq!(read.lexed.keys.len(), 2);
     let read = lexer::scan_to_read(b"[a]\n[b.c]\n", crate::lex::Keep::MarkerLike);
     assert_eq!(read.tables_len(), 3);
 }
