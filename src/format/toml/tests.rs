@@ -1197,3 +1197,30 @@ proptest::proptest! {
         read_scan_agrees(parts.concat().as_bytes());
     }
 }
+
+/// The fast check lets an inline table's keys go once it closes: conflicts among them are
+/// still found when it closes (so toml_edit decides), and keys of different inline tables
+/// never conflict.
+#[test]
+fn the_fast_check_finds_conflicts_within_each_inline_table() {
+    for bad in [
+        "x = {a = 1, a = 2}\n",
+        "x = {a = 1, a.b = 2}\n",
+        "x = {a.b = 1, a = 2}\n",
+        "x = {a = {b = 1, b = 2}}\n",
+        "x = {a = [{d = 1, d = 2}]}\n",
+        "x = [{a = 1, a = 2}]\n",
+        "x = {a = 1}\nx = {b = 1}\n",
+    ] {
+        assert!(!super::sure::surely_valid(bad.as_bytes()), "{bad:?}");
+        assert!(!toml_edit_accepts(bad.as_bytes()), "{bad:?}");
+    }
+    for good in [
+        "x = {a.b = 1, a.c = 2}\ny = {a = 1, b = {a = 1}}\n",
+        "x = [{a = 1}, {a = 1}]\na = {a = 1}\n",
+        "x0 = {a = 1}\nx1 = {a = 1}\n[t]\nx0 = {a = 1}\n",
+    ] {
+        assert!(super::sure::surely_valid(good.as_bytes()), "{good:?}");
+        assert!(toml_edit_accepts(good.as_bytes()), "{good:?}");
+    }
+}
