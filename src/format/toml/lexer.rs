@@ -830,26 +830,29 @@ pub(crate) fn scan_keeping(src: &[u8], keep: crate::lex::Keep) -> Scan {
 /// only while it is lexed, and no header records at all.
 #[must_use]
 pub(crate) fn scan_to_read(src: &[u8], keep: crate::lex::Keep) -> Scan {
-    let (scan, redo) = scan_sealing(src, keep, true, Some(Sealed::default()));
-    if redo {
-        drop(scan);
-        return scan_with(src, keep, true);
+    match scan_sealing(src, keep, true, Some(Sealed::default()), Tables::new()) {
+        Ok(scan) => scan,
+        // The second lexing makes the same tables in the same order: it finds them in the
+        // first one's tree, so the tree is not made twice. Only elements of arrays of
+        // tables, inline tables in arrays and the tables below those are made again, with
+        // ids of their own (the count of tables may then take the latter twice).
+        Err(tables) => scan_sealing(src, keep, true, None, *tables).unwrap_or_default(),
     }
-    scan
 }
 
 fn scan_with(src: &[u8], keep: crate::lex::Keep, read: bool) -> Scan {
-    scan_sealing(src, keep, read, None).0
+    scan_sealing(src, keep, read, None, Tables::new()).unwrap_or_default()
 }
 
-/// Lexes `src`; with `sealed`, leaving out the keys of sealed tables, and true when they
-/// must be recorded after all.
+/// Lexes `src` with the tables `tables` made so far; with `sealed`, leaving out the keys
+/// of sealed tables, and the tables made when those keys must be recorded after all.
 fn scan_sealing(
     src: &[u8],
     keep: crate::lex::Keep,
     read: bool,
     sealed: Option<Sealed>,
-) -> (Scan, bool) {
+    tables: Tables,
+) -> Result<Scan, Box<Tables>> {
     let mut scan = Scan::default();
     // About one key per 40 bytes in typical files.
     scan.lexed.keys.reserve(src.len() / 40);
@@ -869,7 +872,7 @@ fn scan_sealing(
         eol: (0, 0),
         tail: None,
         next_ctx: 1,
-        tables: Tables::new(),
+        tables,
         aot: FxHashMap::default(),
         cur_table: 0,
         value_base: 0,
@@ -881,8 +884,10 @@ fn scan_sealing(
     };
     lx.run();
     lx.end_statement();
-    let redo = lx.sealed.as_ref().is_some_and(|s| s.redo);
-    (lx.finish(), redo)
+    if lx.sealed.as_ref().is_some_and(|s| s.redo) {
+        return Err(Box::new(lx.tables));
+    }
+    Ok(lx.finish())
 }
 
 impl<'a> Lexer<'a> {
