@@ -754,6 +754,13 @@ struct Lexer<'a> {
     read: bool,
     /// Set (for a file only read) to leave out the keys of sealed tables: see [`Sealed`].
     sealed: Option<Sealed>,
+    /// For a file only read: the last segment of the current `[table]` header, below the
+    /// table of its other segments, made a table only once a key is met below it. A file of
+    /// headers with no keys then makes no table for them (a table is only ever told apart
+    /// from others by its id, so making it later changes nothing).
+    deferred: Option<(u32, Span)>,
+    /// Headers whose table was never made (counted in [`Scan::read_only`]).
+    unmade: usize,
 }
 
 /// The tables a statement's inline-table value made, for a file only read (`list`,
@@ -881,6 +888,8 @@ fn scan_sealing(
         keep,
         read,
         sealed,
+        deferred: None,
+        unmade: 0,
     };
     lx.run();
     lx.end_statement();
@@ -990,7 +999,8 @@ impl<'a> Lexer<'a> {
         self.tables.index = hashbrown::HashTable::new();
         self.scan.tables = self.tables;
         if self.read {
-            self.scan.read_only = Some(self.scan.tables_len());
+            let unmade = self.unmade + usize::from(self.deferred.is_some());
+            self.scan.read_only = Some(self.scan.tables_len() + unmade);
             self.scan.tables = Tables::default();
         }
         self.scan
@@ -1230,6 +1240,9 @@ impl<'a> Lexer<'a> {
     /// `std-table = "[" ws key ws "]"` / `array-table = "[[" ws key ws "]]"`
     fn table_header(&mut self) {
         self.end_statement();
+        if self.deferred.take().is_some() {
+            self.unmade += 1;
+        }
         let ls = self.pos;
         let array = self.rest().starts_with(b"[[");
         self.pos += if array { 2 } else { 1 };
@@ -1250,6 +1263,10 @@ impl<'a> Lexer<'a> {
             let Some(s) = self.segs.get(k).copied() else {
                 break;
             };
+            if self.read && !array && k + 1 == n {
+                self.deferred = Some((node, s));
+                break;
+            }
             node = self.child(node, s, false);
             if !(array && k + 1 == n)
                 && let Some(&elem) = self.aot.get(&node)
@@ -1306,6 +1323,14 @@ impl<'a> Lexer<'a> {
     /// `keyval = key keyval-sep val` at the top level of a table.
     fn keyval_stmt(&mut self) {
         self.end_statement();
+        if let Some((parent, seg)) = self.deferred.take() {
+            let mut node = self.child(parent, seg, false);
+            if let Some(&elem) = self.aot.get(&node) {
+                node = elem;
+            }
+            self.cur_table = node;
+            self.value_base = node;
+        }
         let Some(span) = self.key() else {
             self.junk();
             self.tail = Some(Pending::Nothing);

@@ -1154,6 +1154,11 @@ fn a_scan_to_read_keeps_what_list_and_check_read() {
         b"x = {a = {b = 1}, a = {b = 2}}\n",
         b"x = {a.b = 1, a.c = 2, a.b = 3}\n",
         b"[x]\na = 1\n[y]\nx = {a = 1}\n",
+        // Headers whose table is made only once a key is met below them.
+        b"[t]\n[t]\na = 1\n[u]\n[t]\na = 2\n",
+        b"[t.x]\n[t]\nx.a = 1\n[t.x]\na = 2\n",
+        b"[[a]]\n[a]\nk = 1\n[[a]]\n[a]\nk = 2\n",
+        b"x = {a = 1}\n[x]\n[y]\na = 1\n",
     ] {
         read_scan_agrees(src);
     }
