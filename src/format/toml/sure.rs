@@ -124,11 +124,7 @@ pub(super) fn surely_valid_sized(src: &[u8], tables: usize) -> bool {
         } else {
             0
         },
-        nodes: vec![Node {
-            parent: u32::MAX,
-            start: 0,
-            len_kind: 1 << KIND_SHIFT,
-        }],
+        nodes: Vec::with_capacity(tables.saturating_add(1)),
         elems: FxHashMap::default(),
         next_elem: u32::MAX - 1,
         clash: false,
@@ -137,6 +133,13 @@ pub(super) fn surely_valid_sized(src: &[u8], tables: usize) -> bool {
         segs: Vec::new(),
         in_inline: false,
     };
+    // The root table; the others are made as they are met, at most `tables` of them
+    // without growing the list (a copy of it while it grows would cost its size again).
+    c.nodes.push(Node {
+        parent: u32::MAX,
+        start: 0,
+        len_kind: 1 << KIND_SHIFT,
+    });
     c.document().is_some() && !c.clash && c.leaves_unique()
 }
 
