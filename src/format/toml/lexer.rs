@@ -1240,17 +1240,18 @@ impl<'a> Lexer<'a> {
     /// `std-table = "[" ws key ws "]"` / `array-table = "[[" ws key ws "]]"`
     fn table_header(&mut self) {
         self.end_statement();
-        if self.deferred.take().is_some() {
-            self.unmade += 1;
-        }
         let ls = self.pos;
         let array = self.rest().starts_with(b"[[");
         self.pos += if array { 2 } else { 1 };
         self.skip_ws();
         let Some(_) = self.key() else {
+            // Not a header: the lines below stay in the current table.
             self.tail = Some(Pending::Nothing);
             return;
         };
+        if self.deferred.take().is_some() {
+            self.unmade += 1;
+        }
         self.skip_ws();
         let close: &[u8] = if array { b"]]" } else { b"]" };
         if self.rest().starts_with(close) {

@@ -1159,6 +1159,8 @@ fn a_scan_to_read_keeps_what_list_and_check_read() {
         b"[t.x]\n[t]\nx.a = 1\n[t.x]\na = 2\n",
         b"[[a]]\n[a]\nk = 1\n[[a]]\n[a]\nk = 2\n",
         b"x = {a = 1}\n[x]\n[y]\na = 1\n",
+        // A line that is not a header leaves the keys below it in the table above.
+        b"[a]\n[\ra]\nk = 1\n[a]\nk = 2\n",
     ] {
         read_scan_agrees(src);
     }
