@@ -404,7 +404,15 @@ impl<'a> Document<'a> {
         } else {
             Keep::MarkerLike
         };
-        let (lexed, scan) = syntax.scan_keeping(src, keep);
+        // A document only read needs less of the format's scan than one to be edited.
+        let scan_with = |keep| {
+            if keep_comments {
+                syntax.scan_keeping(src, keep)
+            } else {
+                syntax.scan_to_read(src, keep)
+            }
+        };
+        let (lexed, scan) = scan_with(keep);
         let mut doc = Self::build(src, syntax, lexed, foreign, keep_comments);
         doc.scan = scan;
         doc

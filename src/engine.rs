@@ -449,11 +449,14 @@ fn read_only_bytes(path: &Path, src: &[u8], opts: &EditOptions, check: bool) -> 
     // Only the regions and problems are kept: the comments go as they are paired, the rest
     // of the lexer's records before the report is made (a file can hold hundreds of
     // thousands of markers).
-    let doc = Document::parse_to_read(src, f.syntax(), opts.plan.foreign.as_ref());
+    let mut doc = Document::parse_to_read(src, f.syntax(), opts.plan.foreign.as_ref());
     // `check` never calls "ok" a file its format's readers reject: with no problem found to
     // show, the rejection is the error (exit 2), as it is for every edit. (A TOML duplicate
     // key, say, is already reported as a problem, exit 1.)
     if check && doc.problems.is_empty() {
+        // The keys were read for the duplicate-key report: they go before the format's check,
+        // which may hold records of its own as many.
+        doc.lexed.keys = crate::lex::Keys::default();
         let syntax = f.syntax();
         let rejected = match doc.lexed.unclosed {
             // A structured format's readers reject a construct left open; a shell or env

@@ -540,6 +540,14 @@ pub trait Lexer: Sync {
         (lexed, scan)
     }
 
+    /// As [`Lexer::scan_keeping`], for a document that is only read (`list`, `check`): its
+    /// scan is only asked for what the check of the input reads, so a lexer may leave out
+    /// what only edits use (a TOML file's table tree). The default is
+    /// [`Lexer::scan_keeping`].
+    fn scan_to_read(&self, src: &[u8], keep: Keep) -> (Lexed, Option<Scan>) {
+        self.scan_keeping(src, keep)
+    }
+
     /// A key's name as the format's readers compare names (JSONC: escapes decoded), for
     /// `duplicate-key`; asked only when [`Lexer::spells_keys`] is true. The default is the
     /// bytes as written.

@@ -534,11 +534,6 @@ impl Tables {
         }
         out
     }
-
-    /// The table reached from `base` through the key segments `segs` of `src`.
-    fn walk(&mut self, base: u32, src: &[u8], segs: &[Span]) -> u32 {
-        segs.iter().fold(base, |t, s| self.child(t, src, *s))
-    }
 }
 /// A `[table]` or `[[array.of.tables]]` header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -626,6 +621,10 @@ pub(crate) struct Scan {
     tables: Tables,
     /// Where the first container nested more than [`MAX_DEPTH`] deep opens.
     pub(crate) too_deep: Option<usize>,
+    /// `Some(tables)` for a scan made only to read the file ([`scan_to_read`]): it holds no
+    /// headers, statements, string lines or table tree, only this count of the tables
+    /// ([`Scan::tables_len`]) and [`Scan::too_deep`].
+    pub(crate) read_only: Option<usize>,
 }
 
 impl Scan {
@@ -639,12 +638,15 @@ impl Scan {
     /// How many tables of keys the file has (not counting the root, elements of arrays of
     /// tables and inline tables in arrays).
     pub(crate) fn tables_len(&self) -> usize {
+        if let Some(n) = self.read_only {
+            return n;
+        }
         self.tables
             .nodes
             .iter()
+            // The root's node is marked as an element's: it is left out with them.
             .filter(|n| n.len != ELEM_NODE && n.len != INLINE_NODE)
             .count()
-            .saturating_sub(1)
     }
 
     /// The first segment of a header's path (without an element number).
@@ -747,6 +749,75 @@ struct Lexer<'a> {
     segs: Vec<Span>,
     /// Which comments are recorded.
     keep: crate::lex::Keep,
+    /// Set for a file only read: headers, statements and string lines are not recorded,
+    /// and the table tree is let go once the keys are lexed.
+    read: bool,
+    /// Set (for a file only read) to leave out the keys of sealed tables: see [`Sealed`].
+    sealed: Option<Sealed>,
+    /// For a file only read: the last segment of the current `[table]` header, below the
+    /// table of its other segments, made a table only once a key is met below it. A file of
+    /// headers with no keys then makes no table for them (a table is only ever told apart
+    /// from others by its id, so making it later changes nothing).
+    deferred: Option<(u32, Span)>,
+    /// Headers whose table was never made (counted in [`Scan::read_only`]).
+    unmade: usize,
+}
+
+/// The tables a statement's inline-table value made, for a file only read (`list`,
+/// `check`): their keys can only repeat one another, so they are checked within their
+/// statement and not recorded. A file of `x0 = {a = 1}` lines then records one key a line,
+/// all in one context, not two keys in two. Should a later statement or header reach into
+/// such a table (which TOML forbids: an inline table is sealed), or two of its keys share a
+/// name, the file is lexed again recording every key, and the report is the same as ever.
+#[derive(Default)]
+struct Sealed {
+    /// One bit per table id: set for a table an inline-table value made, or one made
+    /// below such a table within its statement.
+    bits: Vec<u64>,
+    /// The first table id made by the current top-level statement.
+    first: u32,
+    /// The keys of the current statement left out: (table, name as written).
+    keys: Vec<(u32, Span)>,
+    /// Set when the left-out keys must be recorded after all (see [`Sealed`]).
+    redo: bool,
+}
+
+impl Sealed {
+    fn is(&self, id: u32) -> bool {
+        self.bits
+            .get((id / 64) as usize)
+            .is_some_and(|w| w & (1 << (id % 64)) != 0)
+    }
+
+    /// True for a sealed table of the current statement.
+    fn current(&self, id: u32) -> bool {
+        id >= self.first && id < ELEM_ID && self.is(id)
+    }
+
+    fn set(&mut self, id: u32) {
+        let w = (id / 64) as usize;
+        if self.bits.len() <= w {
+            self.bits.resize(w + 1, 0);
+        }
+        if let Some(b) = self.bits.get_mut(w) {
+            *b |= 1 << (id % 64);
+        }
+    }
+
+    /// Ends a statement (made of `src`; `next` is the next table id): two keys left out
+    /// with one table and name send the file to be lexed again.
+    fn end_statement(&mut self, src: &[u8], next: u32) {
+        if self.keys.len() > 1 {
+            self.keys
+                .sort_by(|a, b| (a.0, key_seg(a.1.of(src))).cmp(&(b.0, key_seg(b.1.of(src)))));
+            self.redo |= self
+                .keys
+                .windows(2)
+                .any(|w| w[0].0 == w[1].0 && key_seg(w[0].1.of(src)) == key_seg(w[1].1.of(src)));
+        }
+        self.keys.clear();
+        self.first = next;
+    }
 }
 
 /// Lexes a whole TOML file.
@@ -758,6 +829,37 @@ pub(crate) fn scan(src: &[u8]) -> Scan {
 /// As [`scan`], recording the comments `keep` asks for.
 #[must_use]
 pub(crate) fn scan_keeping(src: &[u8], keep: crate::lex::Keep) -> Scan {
+    scan_with(src, keep, false)
+}
+
+/// As [`scan_keeping`], for a file only read (`list`, `check`): the scan is
+/// [`Scan::read_only`]. A file of a table header on every line then holds its table tree
+/// only while it is lexed, and no header records at all.
+#[must_use]
+pub(crate) fn scan_to_read(src: &[u8], keep: crate::lex::Keep) -> Scan {
+    match scan_sealing(src, keep, true, Some(Sealed::default()), Tables::new()) {
+        Ok(scan) => scan,
+        // The second lexing makes the same tables in the same order: it finds them in the
+        // first one's tree, so the tree is not made twice. Only elements of arrays of
+        // tables, inline tables in arrays and the tables below those are made again, with
+        // ids of their own (the count of tables may then take the latter twice).
+        Err(tables) => scan_sealing(src, keep, true, None, *tables).unwrap_or_default(),
+    }
+}
+
+fn scan_with(src: &[u8], keep: crate::lex::Keep, read: bool) -> Scan {
+    scan_sealing(src, keep, read, None, Tables::new()).unwrap_or_default()
+}
+
+/// Lexes `src` with the tables `tables` made so far; with `sealed`, leaving out the keys
+/// of sealed tables, and the tables made when those keys must be recorded after all.
+fn scan_sealing(
+    src: &[u8],
+    keep: crate::lex::Keep,
+    read: bool,
+    sealed: Option<Sealed>,
+    tables: Tables,
+) -> Result<Scan, Box<Tables>> {
     let mut scan = Scan::default();
     // About one key per 40 bytes in typical files.
     scan.lexed.keys.reserve(src.len() / 40);
@@ -777,16 +879,24 @@ pub(crate) fn scan_keeping(src: &[u8], keep: crate::lex::Keep) -> Scan {
         eol: (0, 0),
         tail: None,
         next_ctx: 1,
-        tables: Tables::new(),
+        tables,
         aot: FxHashMap::default(),
         cur_table: 0,
         value_base: 0,
         cur_header: None,
         segs: Vec::new(),
         keep,
+        read,
+        sealed,
+        deferred: None,
+        unmade: 0,
     };
     lx.run();
-    lx.finish()
+    lx.end_statement();
+    if lx.sealed.as_ref().is_some_and(|s| s.redo) {
+        return Err(Box::new(lx.tables));
+    }
+    Ok(lx.finish())
 }
 
 impl<'a> Lexer<'a> {
@@ -888,6 +998,11 @@ impl<'a> Lexer<'a> {
         self.scan.lexed.inner_lines = merged.into();
         self.tables.index = hashbrown::HashTable::new();
         self.scan.tables = self.tables;
+        if self.read {
+            let unmade = self.unmade + usize::from(self.deferred.is_some());
+            self.scan.read_only = Some(self.scan.tables_len() + unmade);
+            self.scan.tables = Tables::default();
+        }
         self.scan
     }
 
@@ -1015,7 +1130,9 @@ impl<'a> Lexer<'a> {
                     let last = end.saturating_sub(1);
                     if let Some(nl) = memchr::memchr(b'\n', &self.src[start..last.max(start)]) {
                         self.saw_newline(start + nl);
-                        if let Some(lines) = self.push_inner_from(start + nl + 1, last) {
+                        if let Some(lines) = self.push_inner_from(start + nl + 1, last)
+                            && !self.read
+                        {
                             self.scan.string_lines.push(lines);
                         }
                     }
@@ -1046,6 +1163,7 @@ impl<'a> Lexer<'a> {
     fn finish_pending(&mut self, p: Pending) {
         match p {
             Pending::Nothing => {}
+            Pending::Stmt(_) | Pending::Header(_) if self.read => {}
             Pending::Stmt(mut s) => {
                 s.end = self.pos;
                 self.scan.stmts.push(s);
@@ -1068,6 +1186,32 @@ impl<'a> Lexer<'a> {
             Some(b'\r') => {}
             Some(b'[') => self.table_header(),
             Some(_) => self.keyval_stmt(),
+        }
+    }
+
+    /// The table of the key segment `seg` below `parent` (see [`Tables::child`]); one it
+    /// makes is sealed when `seal` (see [`Sealed`]), and a sealed one of an earlier
+    /// statement reached again sends the file to be lexed again.
+    fn child(&mut self, parent: u32, seg: Span, seal: bool) -> u32 {
+        let before = self.tables.nodes.len();
+        let id = self.tables.child(parent, self.src, seg);
+        if let Some(x) = self.sealed.as_mut() {
+            if self.tables.nodes.len() > before {
+                if seal {
+                    x.set(id);
+                }
+            } else if x.is(id) && id < x.first {
+                x.redo = true;
+            }
+        }
+        id
+    }
+
+    /// Ends a top-level statement (see [`Sealed::end_statement`]).
+    fn end_statement(&mut self) {
+        let next = u32::try_from(self.tables.nodes.len()).unwrap_or(u32::MAX);
+        if let Some(x) = self.sealed.as_mut() {
+            x.end_statement(self.src, next);
         }
     }
 
@@ -1095,14 +1239,19 @@ impl<'a> Lexer<'a> {
 
     /// `std-table = "[" ws key ws "]"` / `array-table = "[[" ws key ws "]]"`
     fn table_header(&mut self) {
+        self.end_statement();
         let ls = self.pos;
         let array = self.rest().starts_with(b"[[");
         self.pos += if array { 2 } else { 1 };
         self.skip_ws();
         let Some(_) = self.key() else {
+            // Not a header: the lines below stay in the current table.
             self.tail = Some(Pending::Nothing);
             return;
         };
+        if self.deferred.take().is_some() {
+            self.unmade += 1;
+        }
         self.skip_ws();
         let close: &[u8] = if array { b"]]" } else { b"]" };
         if self.rest().starts_with(close) {
@@ -1115,7 +1264,11 @@ impl<'a> Lexer<'a> {
             let Some(s) = self.segs.get(k).copied() else {
                 break;
             };
-            node = self.tables.child(node, self.src, s);
+            if self.read && !array && k + 1 == n {
+                self.deferred = Some((node, s));
+                break;
+            }
+            node = self.child(node, s, false);
             if !(array && k + 1 == n)
                 && let Some(&elem) = self.aot.get(&node)
             {
@@ -1146,24 +1299,39 @@ impl<'a> Lexer<'a> {
         let n = self.segs.len();
         let last = self.segs.last().copied()?;
         let segs = std::mem::take(&mut self.segs);
-        let context = self.tables.walk(base, self.src, &segs[..n - 1]);
+        let mut context = base;
+        for s in &segs[..n - 1] {
+            let seal = self.sealed.as_ref().is_some_and(|x| x.current(context));
+            context = self.child(context, *s, seal);
+        }
         let key = Key {
             name: last,
             context,
         };
-        if self.keep == crate::lex::Keep::MarkerLike {
+        if let Some(x) = self.sealed.as_mut().filter(|x| x.current(context)) {
+            x.keys.push((context, last));
+        } else if self.keep == crate::lex::Keep::MarkerLike {
             // A document: only the duplicate-key report reads the keys.
             self.scan.lexed.keys.push_counting_repeats(self.src, key);
         } else {
             self.scan.lexed.keys.push(key);
         }
-        let table = want_table.then(|| self.tables.child(context, self.src, last));
+        let table = want_table.then(|| self.child(context, last, true));
         self.segs = segs;
         table
     }
 
     /// `keyval = key keyval-sep val` at the top level of a table.
     fn keyval_stmt(&mut self) {
+        self.end_statement();
+        if let Some((parent, seg)) = self.deferred.take() {
+            let mut node = self.child(parent, seg, false);
+            if let Some(&elem) = self.aot.get(&node) {
+                node = elem;
+            }
+            self.cur_table = node;
+            self.value_base = node;
+        }
         let Some(span) = self.key() else {
             self.junk();
             self.tail = Some(Pending::Nothing);

@@ -51,6 +51,15 @@ impl Lexer for Toml {
         let lexed = std::mem::take(&mut s.lexed);
         (lexed, Some(Arc::new(s)))
     }
+    fn scan_to_read(
+        &self,
+        src: &[u8],
+        keep: crate::lex::Keep,
+    ) -> (Lexed, Option<crate::lex::Scan>) {
+        let mut s = lexer::scan_to_read(src, keep);
+        let lexed = std::mem::take(&mut s.lexed);
+        (lexed, Some(Arc::new(s)))
+    }
     fn normalize(&self, body: &[u8]) -> Vec<u8> {
         normalize::normalize(body)
     }
@@ -129,7 +138,12 @@ impl Syntax for Toml {
         super::rewrap_by_placement(self, doc, region, at, body)
     }
     fn check_input(&self, doc: &Document<'_>) -> Result<(), String> {
-        validate::check_input(doc.src, &scan_of(doc))
+        // Only the depth and the count of tables are read: a scan made to read will do.
+        let stored = doc
+            .scan
+            .clone()
+            .and_then(|s| s.downcast::<lexer::Scan>().ok());
+        validate::check_input(doc.src, &stored.unwrap_or_else(|| scan_of(doc)))
     }
     fn validate(&self, old: &Document<'_>, new: &Document<'_>) -> Result<(), String> {
         validate::validate(old, &scan_of(old), new, &scan_of(new))
@@ -155,10 +169,11 @@ fn key_name(raw: &[u8]) -> String {
 }
 
 /// The TOML scan of a parsed document: the one its lexing made, or (for a document built
-/// from a lexing of its own) a new one.
+/// from a lexing of its own, or made only to read: [`lexer::Scan::read_only`]) a new one.
 fn scan_of(doc: &Document<'_>) -> Arc<lexer::Scan> {
     doc.scan
         .clone()
         .and_then(|s| s.downcast::<lexer::Scan>().ok())
+        .filter(|s| s.read_only.is_none())
         .unwrap_or_else(|| Arc::new(lexer::scan(doc.src)))
 }

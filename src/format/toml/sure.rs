@@ -102,6 +102,8 @@ struct Checker<'a> {
     clash: bool,
     /// Key segments of the key being read: (start, end) of each name.
     segs: Vec<(usize, usize)>,
+    /// True inside an inline table (see [`Checker::inline_table`]).
+    in_inline: bool,
 }
 
 /// True when toml_edit is sure to accept `src`; false when it must decide.
@@ -122,18 +124,22 @@ pub(super) fn surely_valid_sized(src: &[u8], tables: usize) -> bool {
         } else {
             0
         },
-        nodes: vec![Node {
-            parent: u32::MAX,
-            start: 0,
-            len_kind: 1 << KIND_SHIFT,
-        }],
+        nodes: Vec::with_capacity(tables.saturating_add(1)),
         elems: FxHashMap::default(),
         next_elem: u32::MAX - 1,
         clash: false,
         index: hashbrown::HashTable::with_capacity(tables),
         leaves: Vec::new(),
         segs: Vec::new(),
+        in_inline: false,
     };
+    // The root table; the others are made as they are met, at most `tables` of them
+    // without growing the list (a copy of it while it grows would cost its size again).
+    c.nodes.push(Node {
+        parent: u32::MAX,
+        start: 0,
+        len_kind: 1 << KIND_SHIFT,
+    });
     c.document().is_some() && !c.clash && c.leaves_unique()
 }
 
@@ -644,11 +650,47 @@ impl Checker<'_> {
         }
     }
 
-    /// `{ k = v, ... }` on one line, filling the table `node`.
+    /// `{ k = v, ... }` on one line, filling the table `node`. An inline table is sealed
+    /// and its id is never looked up by name, so its keys (and those of the tables below it)
+    /// can only conflict with one another: an outermost one's are checked when it closes
+    /// and then let go, so that a file of one-line inline tables keeps no leaf for them.
     fn inline_table(&mut self, node: u32, depth: u32) -> Option<()> {
         if depth > DEPTH {
             return None;
         }
+        if self.in_inline {
+            return self.inline_body(node, depth);
+        }
+        let (leaves, nodes) = (self.leaves.len(), self.nodes.len());
+        self.in_inline = true;
+        let body = self.inline_body(node, depth);
+        self.in_inline = false;
+        body?;
+        self.seal(leaves, nodes)
+    }
+
+    /// Checks the leaves from `leaves` on against one another and against the nodes from
+    /// `nodes` on (as [`Checker::leaves_unique`] does for the whole file), then lets the
+    /// leaves go.
+    fn seal(&mut self, leaves: usize, nodes: usize) -> Option<()> {
+        let mine = self.leaves.get_mut(leaves..)?;
+        mine.sort_unstable();
+        if mine.windows(2).any(|w| w[0] == w[1]) {
+            return None;
+        }
+        let mine = &self.leaves[leaves..];
+        let clash = self.nodes.get(nodes..)?.iter().any(|n| {
+            mine.binary_search(&Self::slot_of(n.parent, self.name(n)))
+                .is_ok()
+        });
+        if clash {
+            return None;
+        }
+        self.leaves.truncate(leaves);
+        Some(())
+    }
+
+    fn inline_body(&mut self, node: u32, depth: u32) -> Option<()> {
         self.p += 1;
         self.ws();
         if self.peek() == Some(b'}') {

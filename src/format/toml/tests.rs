@@ -1109,3 +1109,131 @@ fn a_quoted_table_name_is_the_table_of_its_decoded_text() {
     let first: Vec<String> = s.headers.iter().map(|h| s.first(&h, src)).collect();
     assert_eq!(first, ["a", "a", "a"]);
 }
+
+/// A scan made only to read a file lexes it as the full scan does (comments, inner lines,
+/// what is left open; the keys but those of sealed inline tables), counts the same tables
+/// and the same depth, and holds no records only edits read; a document read with it
+/// reports the same problems.
+fn read_scan_agrees(src: &[u8]) {
+    let keep = crate::lex::Keep::MarkerLike;
+    let full = lexer::scan_keeping(src, keep);
+    let read = lexer::scan_to_read(src, keep);
+    let text = String::from_utf8_lossy(src);
+    assert_eq!(read.lexed.comments, full.lexed.comments, "{text:?}");
+    assert_eq!(read.lexed.inner_lines, full.lexed.inner_lines, "{text:?}");
+    assert_eq!(read.lexed.unclosed, full.lexed.unclosed, "{text:?}");
+    // (A file lexed again numbers its inline tables in arrays apart: names, not contexts.)
+    let all: Vec<_> = full.lexed.keys.iter().map(|k| k.name).collect();
+    assert!(
+        read.lexed.keys.iter().all(|k| all.contains(&k.name)),
+        "{text:?}"
+    );
+    let (a, b) = (
+        Document::parse_to_read(src, &Toml, None),
+        Document::parse(src, &Toml),
+    );
+    assert_eq!(a.problems, b.problems, "{text:?}");
+    assert_eq!(read.too_deep, full.too_deep);
+    // A file lexed again may count the tables below inline tables in arrays twice: the
+    // count is the size the fast check's index is made at.
+    assert!(read.read_only >= Some(full.tables_len()), "{text:?}");
+    assert_eq!(read.read_only, Some(read.tables_len()));
+    assert_eq!(full.read_only, None);
+    assert!(read.headers.is_empty() && read.stmts.is_empty() && read.string_lines.is_empty());
+}
+
+#[test]
+fn a_scan_to_read_keeps_what_list_and_check_read() {
+    read_scan_agrees(b"a = 1\n[t]\nb = {c = 1, d.e = 2}\n[[x]]\ny = [{z = 1}]\ns = '''\n#\n'''\n");
+    // Inline tables whose keys repeat, or that a later key or header reaches into: every
+    // key is recorded, and the repeats are reported as from a full scan.
+    for src in [
+        &b"x = {a = 1, a = 2}\n"[..],
+        b"x = {a = 1}\nx.a = 2\n",
+        b"x = {a = 1}\n[x]\na = 2\n",
+        b"x = {a = {b = 1}, a = {b = 2}}\n",
+        b"x = {a.b = 1, a.c = 2, a.b = 3}\n",
+        b"[x]\na = 1\n[y]\nx = {a = 1}\n",
+        // Headers whose table is made only once a key is met below them.
+        b"[t]\n[t]\na = 1\n[u]\n[t]\na = 2\n",
+        b"[t.x]\n[t]\nx.a = 1\n[t.x]\na = 2\n",
+        b"[[a]]\n[a]\nk = 1\n[[a]]\n[a]\nk = 2\n",
+        b"x = {a = 1}\n[x]\n[y]\na = 1\n",
+        // A line that is not a header leaves the keys below it in the table above.
+        b"[a]\n[\ra]\nk = 1\n[a]\nk = 2\n",
+    ] {
+        read_scan_agrees(src);
+    }
+    let read = Document::parse_to_read(b"x = {a = 1}\nx.a = 2\n", &Toml, None);
+    assert!(
+        read.problems
+            .iter()
+            .any(|p| p.kind == ProblemKind::DuplicateKey),
+        "{:?}",
+        read.problems
+    );
+    // Sealed inline tables that nothing reaches into: one key recorded a line.
+    let src = b"x0 = {a = 1, b = {c = 2}}\nx1 = {a = 1, d.e = 3, d.f = 4}\n";
+    read_scan_agrees(src);
+    let read = lexer::scan_to_read(src, crate::lex::Keep::MarkerLike);
+    assert_eq!(read.lexed.keys.len(), 2);
+    let read = lexer::scan_to_read(b"[a]\n[b.c]\n", crate::lex::Keep::MarkerLike);
+    assert_eq!(read.tables_len(), 3);
+}
+
+/// A document parsed only to read holds a scan without the table tree; asked for what an
+/// edit needs, the format lexes the file again rather than answer from it.
+#[test]
+fn a_document_parsed_to_read_answers_edit_questions_from_a_full_scan() {
+    let src = b"top = 1\n[t]\na = 1\nb = 2\n";
+    let read = Document::parse_to_read(src, &Toml, None);
+    let full = Document::parse(src, &Toml);
+    let at = src.len();
+    assert_eq!(
+        Toml.assigned(&read, at),
+        vec!["a".to_owned(), "b".to_owned()]
+    );
+    assert_eq!(Toml.assigned(&read, at), Toml.assigned(&full, at));
+    assert!(Toml.check_input(&read).is_ok());
+    let bad = b"[t]\n[t]\n";
+    let read = Document::parse_to_read(bad, &Toml, None);
+    assert!(Toml.check_input(&read).is_err());
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+
+    #[test]
+    fn a_scan_to_read_agrees_with_the_full_scan(parts in proptest::collection::vec(
+        proptest::sample::select(TOML_FRAGMENTS), 0..80
+    )) {
+        read_scan_agrees(parts.concat().as_bytes());
+    }
+}
+
+/// The fast check lets an inline table's keys go once it closes: conflicts among them are
+/// still found when it closes (so toml_edit decides), and keys of different inline tables
+/// never conflict.
+#[test]
+fn the_fast_check_finds_conflicts_within_each_inline_table() {
+    for bad in [
+        "x = {a = 1, a = 2}\n",
+        "x = {a = 1, a.b = 2}\n",
+        "x = {a.b = 1, a = 2}\n",
+        "x = {a = {b = 1, b = 2}}\n",
+        "x = {a = [{d = 1, d = 2}]}\n",
+        "x = [{a = 1, a = 2}]\n",
+        "x = {a = 1}\nx = {b = 1}\n",
+    ] {
+        assert!(!super::sure::surely_valid(bad.as_bytes()), "{bad:?}");
+        assert!(!toml_edit_accepts(bad.as_bytes()), "{bad:?}");
+    }
+    for good in [
+        "x = {a.b = 1, a.c = 2}\ny = {a = 1, b = {a = 1}}\n",
+        "x = [{a = 1}, {a = 1}]\na = {a = 1}\n",
+        "x0 = {a = 1}\nx1 = {a = 1}\n[t]\nx0 = {a = 1}\n",
+    ] {
+        assert!(super::sure::surely_valid(good.as_bytes()), "{good:?}");
+        assert!(toml_edit_accepts(good.as_bytes()), "{good:?}");
+    }
+}
