@@ -1021,6 +1021,16 @@ struct Pairing<'s> {
     /// Sorted, disjoint ranges of stack indexes whose BEGINs were already reported as
     /// broken (nested or interleaved).
     broken: Vec<(usize, usize)>,
+    /// The identity and hash of the BEGIN opened last, while it is open: the END that
+    /// usually follows it is paired without parsing its line again.
+    recent: Option<Recent>,
+}
+
+/// The BEGIN opened last: its stack index, identity and recorded hash.
+struct Recent {
+    index: usize,
+    id: Identity,
+    hash: Option<String>,
 }
 
 impl Pairing<'_> {
@@ -1033,6 +1043,7 @@ impl Pairing<'_> {
             stack: Vec::new(),
             top_of: hashbrown::HashTable::new(),
             broken: Vec::new(),
+            recent: None,
         }
     }
 
@@ -1055,6 +1066,14 @@ impl Pairing<'_> {
                 name: m.name,
             },
         )
+    }
+
+    /// True when the open BEGIN at stack index `i` has identity `id`.
+    fn same_id(&self, i: usize, id: &Identity) -> bool {
+        match &self.recent {
+            Some(r) if r.index == i => r.id == *id,
+            _ => self.stack.get(i).is_some_and(|o| self.id_of(o) == *id),
+        }
     }
 
     /// The index of the open BEGIN on top of the stack.
@@ -1138,8 +1157,9 @@ impl Pairing<'_> {
     }
 
     /// Takes the open BEGIN on top off the stack (and any taken out below it).
-    fn pop(&mut self) -> Option<(usize, Open)> {
+    fn pop(&mut self) -> Option<(usize, Open, Option<Recent>)> {
         let i = self.top()?;
+        let recent = self.recent.take_if(|r| r.index == i);
         // The table finds its entry through the stack: updated while the BEGIN is on it.
         let (key, below) = self.stack.last().map(|o| (o.key, o.below_same))?;
         self.set_top(key, below);
@@ -1158,7 +1178,7 @@ impl Pairing<'_> {
                 last.1 = len;
             }
         }
-        Some((i, o))
+        Some((i, o, recent))
     }
 
     /// The stack index of the topmost open BEGIN of `id` (whose key is `key`), with the
@@ -1168,7 +1188,7 @@ impl Pairing<'_> {
         let mut cur = self.find_top(key).unwrap_or(0);
         while let Some(i) = (cur as usize).checked_sub(1) {
             let o = self.stack.get(i)?;
-            if self.id_of(o) == *id {
+            if self.same_id(i, id) {
                 return Some((i, above));
             }
             above = Some(i);
@@ -1183,6 +1203,9 @@ impl Pairing<'_> {
             return;
         };
         o.removed = true;
+        if self.recent.as_ref().is_some_and(|r| r.index == i) {
+            self.recent = None;
+        }
         let (key, below) = (o.key, o.below_same);
         match above.and_then(|a| self.stack.get_mut(a)) {
             Some(a) => a.below_same = below,
@@ -1193,11 +1216,18 @@ impl Pairing<'_> {
     /// Adds a marker line; `literal` when it is a foreign block's literal line.
     fn push(&mut self, m: MarkerLine, marker: Marker, literal: bool, problems: &mut Problems) {
         let kind = marker.kind;
-        let Marker { owner, name, .. } = marker;
+        let Marker {
+            owner, name, attrs, ..
+        } = marker;
         let id = Identity { owner, name };
         let key = id_key(&id);
         if kind == Kind::Begin {
+            let index = self.stack.len();
             self.open(m, key, literal);
+            if self.stack.len() > index {
+                let hash = attrs.into_iter().find(|(k, _)| k == "hash").map(|(_, v)| v);
+                self.recent = Some(Recent { index, id, hash });
+            }
             return;
         }
         let (line_no, column) = (m.line_no(), m.column());
@@ -1213,14 +1243,11 @@ impl Pairing<'_> {
             });
             return;
         };
-        let top_is_it = self
-            .stack
-            .get(top)
-            .is_some_and(|o| o.key == key && self.id_of(o) == id);
+        let top_is_it = self.stack.get(top).is_some_and(|o| o.key == key) && self.same_id(top, &id);
         if top_is_it {
             // Asked before the pop, which forgets the ranges above the new top.
             let broken = self.is_broken(top);
-            let Some((_, b)) = self.pop() else {
+            let Some((_, b, recent)) = self.pop() else {
                 return;
             };
             if let Some(oi) = self.top() {
@@ -1243,7 +1270,7 @@ impl Pairing<'_> {
                 });
                 self.break_range(oi, oi + 1);
             } else if !broken {
-                let r = self.region(&b, m, literal);
+                let r = self.region(&b, recent, m, literal);
                 self.regions.push(r);
             }
         } else if let Some((pos, above)) = self.find(key, &id) {
@@ -1266,7 +1293,7 @@ impl Pairing<'_> {
             self.take_out(pos, above);
             self.break_range(pos + 1, self.stack.len());
         } else {
-            let Some((_, b)) = self.pop() else { return };
+            let Some((_, b, _)) = self.pop() else { return };
             let b_id = self.id_of(&b);
             let b_line = b.line.line_no();
             let case_only = b_id.eq_ignore_case(&id);
@@ -1292,13 +1319,29 @@ impl Pairing<'_> {
 
     /// The region of an open BEGIN and its END (`literal` when the END is a foreign
     /// block's literal line).
-    fn region(&self, begin: &Open, end: MarkerLine, literal: bool) -> Region {
+    fn region(
+        &self,
+        begin: &Open,
+        recent: Option<Recent>,
+        end: MarkerLine,
+        literal: bool,
+    ) -> Region {
         let body = Span::new(begin.line.line().end, end.line().start);
-        let marker = self.marker_of(begin);
-        let hash = marker
-            .as_ref()
-            .and_then(|m| m.attrs.iter().find(|(k, _)| k == "hash"))
-            .map(|(_, v)| v.as_str());
+        // The identity and hash, kept from when the BEGIN was read or read again.
+        let (id, hash) = match recent {
+            Some(r) => (r.id, r.hash),
+            None => {
+                let marker = self.marker_of(begin);
+                let hash = marker.as_ref().and_then(|m| {
+                    m.attrs
+                        .iter()
+                        .find(|(k, _)| k == "hash")
+                        .map(|(_, v)| v.clone())
+                });
+                (self.id_of(begin), hash)
+            }
+        };
+        let hash = hash.as_deref();
         let state = match hash {
             None => State::Unhashed,
             Some(h) if hash::matches(h, &self.syntax.normalize(body.of(self.src))) => {
@@ -1314,7 +1357,7 @@ impl Pairing<'_> {
         Region {
             begin: begin.line,
             end,
-            tag: key_of(&self.id_of(begin)) | (state.bits() << 2) | id_from.bits(),
+            tag: key_of(&id) | (state.bits() << 2) | id_from.bits(),
         }
     }
 

@@ -352,25 +352,13 @@ impl Keys {
     }
 
     /// Every key, in the order added.
-    pub fn iter(&self) -> impl Iterator<Item = Key> + '_ {
-        let mut run = 0;
-        self.names
-            .iter()
-            .enumerate()
-            .map(move |(i, &[start, end])| {
-                while self
-                    .contexts
-                    .get(run + 1)
-                    .is_some_and(|&(from, _)| from as usize <= i)
-                {
-                    run += 1;
-                }
-                Key {
-                    name: Span::new(start as usize, end as usize),
-                    context: self.contexts.get(run).map_or(0, |&(_, c)| c),
-                }
-            })
-            .chain(self.wide.iter().copied())
+    #[must_use]
+    pub fn iter(&self) -> KeysIter<'_> {
+        KeysIter {
+            keys: self,
+            next: 0,
+            run: 0,
+        }
     }
 
     /// Puts the keys in file order (for formats that add them container by container).
@@ -410,11 +398,53 @@ fn recent_hash(name: &[u8], context: u32) -> u64 {
         .wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
+/// The keys of a [`Keys`], in the order added.
+#[derive(Clone, Debug)]
+pub struct KeysIter<'a> {
+    keys: &'a Keys,
+    /// The next key's index.
+    next: usize,
+    /// The run of contexts it is in.
+    run: usize,
+}
+
+impl Iterator for KeysIter<'_> {
+    type Item = Key;
+
+    #[inline]
+    fn next(&mut self) -> Option<Key> {
+        let keys = self.keys;
+        let i = self.next;
+        if let Some(&[start, end]) = keys.names.get(i) {
+            while keys
+                .contexts
+                .get(self.run + 1)
+                .is_some_and(|&(from, _)| from as usize <= i)
+            {
+                self.run += 1;
+            }
+            self.next += 1;
+            return Some(Key {
+                name: Span::new(start as usize, end as usize),
+                context: keys.contexts.get(self.run).map_or(0, |&(_, c)| c),
+            });
+        }
+        let k = keys.wide.get(i - keys.names.len()).copied()?;
+        self.next += 1;
+        Some(k)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.keys.len().saturating_sub(self.next);
+        (left, Some(left))
+    }
+}
+
 impl<'a> IntoIterator for &'a Keys {
     type Item = Key;
-    type IntoIter = Box<dyn Iterator<Item = Key> + 'a>;
+    type IntoIter = KeysIter<'a>;
     fn into_iter(self) -> Self::IntoIter {
-        Box::new(self.iter())
+        self.iter()
     }
 }
 

@@ -84,7 +84,9 @@ pub use format::text::CommentStyle;
 pub use format::{DetectError, Format, Syntax, detect};
 pub use hash::{normalize_lines, of_normalized as body_hash};
 pub use io::{IoError, validate_words};
-pub use lex::{Comment, Keep, Key, KeyPolicy, Keys, Lexed, Lexer, Lines, Scan, Span, Unclosed};
+pub use lex::{
+    Comment, Keep, Key, KeyPolicy, Keys, KeysIter, Lexed, Lexer, Lines, Scan, Span, Unclosed,
+};
 pub use lines::eol_of;
 pub use marker::{Identity, Marker};
 pub use place::{At, AtError, Created, Home, Step};

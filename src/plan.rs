@@ -830,7 +830,10 @@ fn validate(
     // region blocks, above), so as many regions as expected, each expected, is equality: no
     // set of every identity is built (a file of 150,000 regions held two).
     let exact = doc.regions.len() == expected.len()
-        && doc.regions.iter().all(|r| expected.contains(&r.id(doc.src)));
+        && doc
+            .regions
+            .iter()
+            .all(|r| expected.contains(&r.id(doc.src)));
     if !exact {
         let found: BTreeSet<Identity> = doc.regions.iter().map(|r| r.id(doc.src)).collect();
         return Err(PlanError::Invalid(format!(
