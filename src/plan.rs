@@ -792,19 +792,18 @@ fn validate(
         return Err(PlanError::Refused(reason));
     }
     let doc = Document::parse_with(new, syntax, opts.foreign.as_ref());
-    let dups = |d: &Document<'_>| {
+    // Every duplicate, those listed and those only counted past the cap.
+    let dups = |d: &Document<'_>| -> usize {
         d.problems
             .iter()
             .filter(|p| p.kind == ProblemKind::DuplicateKey)
-            .count()
+            .map(crate::problem::Problem::count)
+            .sum()
     };
     if syntax.duplicate_keys_block()
         && !(opts.force && syntax.duplicate_keys_forcible())
         && dups(&doc) > dups(old)
-        && let Some(p) = doc
-            .problems
-            .iter()
-            .find(|p| p.kind == ProblemKind::DuplicateKey)
+        && let Some(p) = new_duplicate(old, &doc)
     {
         return Err(PlanError::DuplicateKey {
             line: p.line,
@@ -846,6 +845,41 @@ fn validate(
         regions: doc.regions,
         problems: doc.problems,
     }))
+}
+
+/// The duplicate-key problem of `new` to show when an edit adds a duplicate: the first whose
+/// key is listed as duplicated more often than in `old` (the edit's), else the first.
+fn new_duplicate<'d>(
+    old: &Document<'_>,
+    new: &'d Document<'_>,
+) -> Option<&'d crate::problem::Problem> {
+    // A duplicate's message names its key first, between backquotes.
+    let key = |p: &crate::problem::Problem| -> Option<String> {
+        let rest = p.message.strip_prefix('`')?;
+        rest.find('`').map(|end| rest[..end].to_owned())
+    };
+    let listed = |d: &Document<'_>| -> BTreeMap<String, usize> {
+        let mut counts = BTreeMap::new();
+        for p in d
+            .problems
+            .iter()
+            .filter(|p| p.kind == ProblemKind::DuplicateKey && p.left_out == 0)
+        {
+            if let Some(k) = key(p) {
+                *counts.entry(k).or_insert(0) += 1;
+            }
+        }
+        counts
+    };
+    let (before, after) = (listed(old), listed(new));
+    let all = || {
+        new.problems
+            .iter()
+            .filter(|p| p.kind == ProblemKind::DuplicateKey)
+    };
+    all()
+        .find(|p| key(p).is_some_and(|k| after.get(&k) > before.get(&k).or(Some(&0))))
+        .or_else(|| all().next())
 }
 
 /// True when `line` (with its line ending) holds nothing else: `\n` or `\r\n`.

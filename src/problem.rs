@@ -94,6 +94,10 @@ pub struct Problem {
     pub message: String,
     /// How to fix it, for a person, when there is a way.
     pub help: Option<String>,
+    /// For the problem that stands for those of its kind not listed (past
+    /// [`MAX_PROBLEMS_PER_KIND`]): how many it stands for (at most `u32::MAX`); 0 for every
+    /// other problem.
+    pub left_out: u32,
 }
 
 impl Problem {
@@ -106,7 +110,26 @@ impl Problem {
             column,
             message,
             help: None,
+            left_out: 0,
         }
+    }
+
+    /// How many problems this one counts for: 1, or those it stands for when the others of
+    /// its kind were not listed.
+    #[must_use]
+    pub const fn count(&self) -> usize {
+        if self.left_out > 0 {
+            self.left_out as usize
+        } else {
+            1
+        }
+    }
+
+    /// The same problem, standing for `n` of its kind that are not listed.
+    #[must_use]
+    fn standing_for(mut self, n: usize) -> Self {
+        self.left_out = u32::try_from(n).unwrap_or(u32::MAX);
+        self
     }
 
     /// The same problem with a way to fix it.
@@ -201,7 +224,8 @@ impl Problems {
                             kind.as_str()
                         ),
                     )
-                    .help("fix the ones listed and run again"),
+                    .help("fix the ones listed and run again")
+                    .standing_for(more),
                 );
             }
         }

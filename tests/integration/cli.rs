@@ -754,3 +754,42 @@ fn shell_duplicate_keys_only_across_owners() {
     assert_eq!(arr[0]["kind"], "duplicate-key");
     assert_eq!(arr[0]["line"], 7);
 }
+
+/// An edit that adds a duplicate key is refused however many duplicates the file already
+/// has (past the report's cap of 1,000 they are only counted), and the message names the
+/// key the edit duplicates, not one that was already there.
+#[test]
+fn an_added_duplicate_is_refused_and_named_past_the_report_cap() {
+    for existing in [2usize, 1_002] {
+        let mut src = String::from("{\n");
+        for _ in 0..=existing {
+            src.push_str("\"k\": 1,\n");
+        }
+        src.push_str("\"z\": 1\n}\n");
+        let (dir, path) = with_file("c.jsonc", src.as_bytes());
+        let o = run(
+            dir.path(),
+            &[
+                "set",
+                "c.jsonc",
+                "--owner",
+                "o",
+                "--name",
+                "n",
+                "--content",
+                "\"z\": 5",
+            ],
+        );
+        assert_eq!(code(&o), 2, "{existing}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("--force"), "{existing}: {err}");
+        if existing < 1_000 {
+            assert!(err.contains("`z`"), "{existing}: {err}");
+        }
+        assert_eq!(
+            std::fs::read(&path).expect("read back"),
+            src.as_bytes(),
+            "{existing}: nothing written"
+        );
+    }
+}
