@@ -1299,8 +1299,13 @@ fn print_problems(o: &FileOutcome, out: &Printer) {
                 e.1 += 1;
             }
         }
-        let summary: Vec<String> = owners
+        // A line for a person: the first owners, then how many more (a crafted file can have
+        // a region per owner, and the line held them all).
+        const SHOWN_OWNERS: usize = 20;
+        let more_owners = owners.len().saturating_sub(SHOWN_OWNERS);
+        let mut summary: Vec<String> = owners
             .iter()
+            .take(SHOWN_OWNERS)
             .map(|(o, (n, d))| {
                 let who = if o.is_empty() { "(no owner)" } else { o };
                 let drift = if *d > 0 {
@@ -1311,6 +1316,9 @@ fn print_problems(o: &FileOutcome, out: &Printer) {
                 format!("{who}: {n} region{}{drift}", if *n == 1 { "" } else { "s" })
             })
             .collect();
+        if more_owners > 0 {
+            summary.push(format!("{more_owners} more owners"));
+        }
         let problems = o.problems.len();
         let _ = writeln!(
             se,

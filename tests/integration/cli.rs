@@ -793,3 +793,18 @@ fn an_added_duplicate_is_refused_and_named_past_the_report_cap() {
         );
     }
 }
+
+/// `check`'s summary line names the first 20 owners and counts the rest.
+#[test]
+fn check_summary_names_twenty_owners_and_counts_the_rest() {
+    let src: String = (0..25)
+        .map(|i| format!("# BEGIN O{i:02} MANAGED r\nexport A{i}=1\n# END O{i:02} MANAGED r\n"))
+        .collect();
+    let (dir, _) = with_file("p.sh", src.as_bytes());
+    let o = run(dir.path(), &["check", "p.sh"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("O19: 1 region"), "{err}");
+    assert!(!err.contains("O20: 1 region"), "{err}");
+    assert!(err.contains("; 5 more owners)"), "{err}");
+}
