@@ -98,8 +98,7 @@ fn no<'a, T>(i: In<'a>, kind: nom::error::ErrorKind) -> IResult<In<'a>, T> {
 
 /// The longest prefix of `i` whose bytes are all of the class `bit`, when not empty. The
 /// token productions that run on every key and value use this byte loop; it matches what
-/// `take_while1` does (the test oracle keeps the combinator forms, and a property test
-/// compares them).
+/// `take_while1` does (the production tests and the comparison with toml_parser pin it).
 fn class_run(i: In<'_>, bit: u8) -> Res<'_> {
     let n = i
         .iter()

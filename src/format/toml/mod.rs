@@ -10,11 +10,8 @@
 mod home;
 mod lexer;
 mod normalize;
-#[cfg(test)]
-mod oracle;
 mod packed;
 mod place;
-mod sure;
 mod validate;
 
 #[cfg(test)]
