@@ -7,6 +7,7 @@ mod clients;
 mod corrupt;
 mod distribution;
 mod entries;
+mod entries_books;
 mod entries_cli;
 mod formats;
 mod fuzz_corpus;
