@@ -194,8 +194,9 @@ pub struct EntryReport {
     pub owner: String,
     /// The canonical key.
     pub key: String,
-    /// The JSON Pointer of the entry in the file as read; for an element appended to an
-    /// array, the pointer ends in `/-`.
+    /// The JSON Pointer of the entry in the file after the run (array elements by their
+    /// index then, never `/-`); for an entry the run removed, where it stood; for one not in
+    /// the file, where it would go.
     pub pointer: String,
     /// The state as read.
     pub state: EntryState,

@@ -34,6 +34,14 @@ pub(crate) enum Mode {
     List,
 }
 
+/// Where an element of a keyed array stands before the write.
+enum Place {
+    /// Item `i` of the array as read.
+    Existing(usize),
+    /// The `k`-th element appended (or that would be).
+    Appended(usize),
+}
+
 /// What becomes of a container value after its walk.
 enum Fate {
     Keep,
@@ -199,9 +207,10 @@ impl<'a, 'o> Walk<'a, 'o> {
         let mut members: Vec<(String, Json)> = Vec::new();
         let mut elems: Vec<Json> = Vec::new();
         for child in &node.children {
+            // A new element's pointer is the index it takes (or would take) in the new array.
             let cptr = match &child.seg {
                 Seg::Key(k) => format!("{ptr}/{}", pointer_segment(k)),
-                Seg::Elem { .. } => format!("{ptr}/-"),
+                Seg::Elem { .. } => format!("{ptr}/{}", elems.len()),
             };
             let value = match &child.item {
                 Item::Entry(e) => match self.decide(e, &child.key, &cptr, None) {
@@ -483,16 +492,20 @@ impl<'a, 'o> Walk<'a, 'o> {
         }
         let mut removed = vec![false; c.items.len()];
         let mut appends = Vec::new();
+        // The reports each child made, with its place, to be pointed at the element's index
+        // after the write once every removal and append of this array is known.
+        let mut places: Vec<(usize, usize, String, Place)> = Vec::new();
         for (ci, child) in node.children.iter().enumerate() {
             let found = at[ci];
             if dup[ci] {
                 let at = found.map(|i| c.items[i].value.start);
                 self.warn(WarningKind::DuplicateElement, &child.key, at);
             }
-            let cptr = match found {
-                Some(i) => format!("{ptr}/{i}"),
-                None => format!("{ptr}/-"),
+            let (cptr, place) = match found {
+                Some(i) => (format!("{ptr}/{i}"), Place::Existing(i)),
+                None => (format!("{ptr}/-"), Place::Appended(appends.len())),
             };
+            let first_report = self.reports.len();
             match (&child.item, found) {
                 (Item::Entry(e), Some(i)) => {
                     if self.existing(e, &child.key, &cptr, c, i)? {
@@ -523,6 +536,7 @@ impl<'a, 'o> Walk<'a, 'o> {
                     }
                 }
             }
+            places.push((first_report, self.reports.len(), cptr, place));
         }
         splice::container_edits(
             self.src,
@@ -532,7 +546,34 @@ impl<'a, 'o> Walk<'a, 'o> {
             &appends,
             &mut self.edits,
         );
-        Ok(removed.iter().filter(|r| !**r).count() + appends.len())
+        let mut removed_before = Vec::with_capacity(removed.len());
+        let mut gone = 0;
+        for r in &removed {
+            removed_before.push(gone);
+            gone += usize::from(*r);
+        }
+        let kept = removed.len() - gone;
+        for (from, to, old, place) in places {
+            let index = match place {
+                Place::Existing(i) => i - removed_before[i],
+                Place::Appended(k) => kept + k,
+            };
+            self.repoint(from..to, &old, &format!("{ptr}/{index}"));
+        }
+        Ok(kept + appends.len())
+    }
+
+    /// Points the reports in `range` that are at or below `old` at `new` instead.
+    fn repoint(&mut self, range: std::ops::Range<usize>, old: &str, new: &str) {
+        for r in &mut self.reports[range] {
+            if r.pointer == old {
+                r.pointer = new.to_owned();
+            } else if let Some(rest) = r.pointer.strip_prefix(old)
+                && rest.starts_with('/')
+            {
+                r.pointer = format!("{new}{rest}");
+            }
+        }
     }
 }
 

@@ -168,3 +168,41 @@ fn a_forced_transfer_is_recorded_so_the_old_owner_cannot_remove_it() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(read(d, "settings.json"), "{\n  \"theme\": \"dark\"\n}\n");
 }
+
+#[test]
+fn a_jsonc_template_writes_members_in_its_own_order() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    write(d, "settings.json", "{}\n");
+    let tpl = "// the framework's settings\n{\n  \"statusLine\": {\"type\": \"command\", \"command\": \"z\", \"timeout\": 5,},\n}\n";
+    let o = sync(d, "A", tpl, &["--json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        read(d, "settings.json"),
+        "{\n  \"statusLine\": {\n    \"type\": \"command\",\n    \"command\": \"z\",\n    \"timeout\": 5\n  }\n}\n"
+    );
+    let keys: Vec<String> = actions(&o).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(
+        keys,
+        [
+            "/statusLine/type",
+            "/statusLine/command",
+            "/statusLine/timeout"
+        ]
+    );
+}
+
+#[test]
+fn a_json_file_report_always_has_entries() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    write(d, "settings.json", "{\"theme\": \"dark\"}\n");
+    let o = run(d, &["list", "settings.json", "--json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["files"][0]["format"], "json");
+    assert_eq!(v["files"][0]["entries"], serde_json::json!([]));
+    write(d, "plain.env", "A=1\n");
+    let o = run(d, &["list", "plain.env", "--json"]);
+    assert!(json(&o)["files"][0].get("entries").is_none());
+}

@@ -9,6 +9,7 @@ mod distribution;
 mod entries;
 mod entries_books;
 mod entries_cli;
+mod entries_rules;
 mod formats;
 mod fuzz_corpus;
 mod jsonc;
