@@ -679,6 +679,13 @@ pub fn template_work(template: &Path, f: Format, owner: Option<&str>) -> Result<
 pub fn entries_template(bytes: &[u8]) -> Result<Template, Error> {
     match Template::parse(bytes) {
         Ok(t) => Ok(t),
+        // Too deep for any reader: never handed to the JSONC reader, which recurses.
+        Err(
+            e @ EntryError::Syntax {
+                kind: entries::SyntaxKind::TooDeep,
+                ..
+            },
+        ) => Err(e.into()),
         Err(strict) => {
             let jsonc = std::str::from_utf8(bytes)
                 .ok()

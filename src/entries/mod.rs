@@ -61,6 +61,7 @@ mod value;
 pub use error::{Conflict, EntryError, EntryWarning, Input, Location, SyntaxKind, WarningKind};
 pub use keys::{KeyRule, KeyRules, Resolver};
 pub use registry::{REGISTRY_VERSION, RegisteredEntry, Registry};
+pub use scan::MAX_DEPTH;
 
 use std::fmt;
 

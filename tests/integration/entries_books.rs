@@ -206,3 +206,64 @@ fn a_json_file_report_always_has_entries() {
     let o = run(d, &["list", "plain.env", "--json"]);
     assert!(json(&o)["files"][0].get("entries").is_none());
 }
+
+#[test]
+fn nesting_beyond_the_limit_is_refused_never_a_stack_overflow() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    let deep_arrays = format!("{{\"a\": {}{}}}", "[".repeat(20_000), "]".repeat(20_000));
+    let deep_objects = format!("{{{}1{}}}", "\"b\": {".repeat(20_000), "}".repeat(20_000));
+    // A JSONC template (a comment first) is refused the same way, before any reader recurses.
+    let jsonc = format!("// deep\n{deep_arrays}");
+    for template in [&deep_arrays, &deep_objects, &jsonc] {
+        write(d, "settings.json", "{\"theme\": \"dark\"}\n");
+        write(d, "template.json", template);
+        let args = [
+            "sync",
+            "settings.json",
+            "--template",
+            "template.json",
+            "--owner",
+            "A",
+        ];
+        let o = run(d, &args);
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("template") && stderr(&o).contains("128 levels"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(read(d, "settings.json"), "{\"theme\": \"dark\"}\n");
+    }
+    for target in [&deep_arrays, &deep_objects] {
+        write(d, "settings.json", target);
+        write(d, "template.json", "{\"model\": \"opus\"}");
+        let args = [
+            "sync",
+            "settings.json",
+            "--template",
+            "template.json",
+            "--owner",
+            "A",
+        ];
+        let o = run(d, &args);
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("file is not strict JSON at 1:"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains("128 levels"), "{}", stderr(&o));
+        assert_eq!(&read(d, "settings.json"), target, "nothing written");
+        let o = run(d, &["list", "settings.json", "--format", "json"]);
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+    }
+    // 128 levels are read; 129 are not.
+    let nested = |n: usize| format!("{{\"a\": {}{}}}", "[".repeat(n - 1), "]".repeat(n - 1));
+    write(d, "settings.json", &nested(128));
+    let o = run(d, &["list", "settings.json", "--format", "json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    write(d, "settings.json", &nested(129));
+    let o = run(d, &["list", "settings.json", "--format", "json"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+}
