@@ -362,6 +362,7 @@ pub fn sync(
     for key in &own.containers {
         wanted.mark_created(key, rules);
     }
+    wanted.blanks.clone_from(&own.blanks);
     let walk = Walk::new(src, Mode::Sync, opts, owner, registry.is_some());
     let mut out = walk.run(&wanted)?;
     hand_over(&out.orphans, owner, others, &mut changed_others);
@@ -483,6 +484,7 @@ fn walk_registry(
     for key in &registry.containers {
         wanted.mark_created(key, rules);
     }
+    wanted.blanks.clone_from(&registry.blanks);
     let mut out = Walk::new(src, mode, opts, owner, true).run(&wanted)?;
     let orphans = std::mem::take(&mut out.orphans);
     for key in lost {

@@ -144,7 +144,8 @@ impl<'a, 'o> Walk<'a, 'o> {
             Some(i) if src[i] == b'{' => {
                 let root = scan::container(src, i).map_err(|e| scan_err(src, e))?;
                 self.layout = scan::layout(src, Some(&root));
-                self.walk_object(&wanted.root, &root, "")?;
+                self.reg.blanks.clone_from(&wanted.blanks);
+                self.walk_object(&wanted.root, &root, "", "")?;
                 let edits = std::mem::take(&mut self.edits);
                 splice::apply(src, edits)
                     .ok_or_else(|| EntryError::InvalidOutput("overlapping edits".to_owned()))?
@@ -279,11 +280,11 @@ impl<'a, 'o> Walk<'a, 'o> {
         let remaining = match (&node.kind, first) {
             (Kind::Object, Some(b'{')) => {
                 let c = scan::container(src, start).map_err(|e| scan_err(src, e))?;
-                self.walk_object(node, &c, ptr)?
+                self.walk_object(node, &c, key, ptr)?
             }
             (Kind::Keyed(rule), Some(b'[')) => {
                 let c = scan::container(src, start).map_err(|e| scan_err(src, e))?;
-                self.walk_array(node, rule, &c, ptr)?
+                self.walk_array(node, rule, &c, key, ptr)?
             }
             (Kind::Any, Some(b'{' | b'[')) => {
                 let c = scan::container(src, start).map_err(|e| scan_err(src, e))?;
@@ -374,6 +375,7 @@ impl<'a, 'o> Walk<'a, 'o> {
         &mut self,
         node: &Node,
         c: &ContainerSpan,
+        key: &str,
         ptr: &str,
     ) -> Result<usize, EntryError> {
         let mut index: HashMap<&str, usize> = HashMap::with_capacity(c.items.len());
@@ -419,14 +421,7 @@ impl<'a, 'o> Walk<'a, 'o> {
                 }
             }
         }
-        splice::container_edits(
-            self.src,
-            &self.layout,
-            c,
-            &removed,
-            &appends,
-            &mut self.edits,
-        );
+        self.container_edits(c, key, &removed, &appends);
         let ident = node.ident_field.as_deref();
         let kept = c
             .items
@@ -467,6 +462,7 @@ impl<'a, 'o> Walk<'a, 'o> {
         node: &Node,
         rule: &KeyRule,
         c: &ContainerSpan,
+        key: &str,
         ptr: &str,
     ) -> Result<usize, EntryError> {
         // Only the keys the tree asks for are looked up; other elements cost one key each.
@@ -538,14 +534,7 @@ impl<'a, 'o> Walk<'a, 'o> {
             }
             places.push((first_report, self.reports.len(), cptr, place));
         }
-        splice::container_edits(
-            self.src,
-            &self.layout,
-            c,
-            &removed,
-            &appends,
-            &mut self.edits,
-        );
+        self.container_edits(c, key, &removed, &appends);
         let mut removed_before = Vec::with_capacity(removed.len());
         let mut gone = 0;
         for r in &removed {
@@ -561,6 +550,38 @@ impl<'a, 'o> Walk<'a, 'o> {
             self.repoint(from..to, &old, &format!("{ptr}/{index}"));
         }
         Ok(kept + appends.len())
+    }
+
+    /// The splices of one container's removals and appends. The whitespace inside an empty
+    /// container the owner fills is remembered, and comes back when the owner's removals
+    /// leave it empty again (`{ }`, `{\n}` round-trip byte for byte).
+    fn container_edits(
+        &mut self,
+        c: &ContainerSpan,
+        key: &str,
+        removed: &[bool],
+        appends: &[NewItem],
+    ) {
+        let inside = &self.src[c.open + 1..c.close];
+        if c.items.is_empty() && !appends.is_empty() && !inside.is_empty() {
+            let blank = String::from_utf8_lossy(inside).into_owned();
+            self.reg.blanks.insert(key.to_owned(), blank);
+        }
+        let emptied = !c.items.is_empty() && appends.is_empty() && removed.iter().all(|r| *r);
+        let blank = if emptied {
+            self.reg.blanks.remove(key).unwrap_or_default()
+        } else {
+            String::new()
+        };
+        splice::container_edits(
+            self.src,
+            &self.layout,
+            c,
+            removed,
+            appends,
+            &blank,
+            &mut self.edits,
+        );
     }
 
     /// Points the reports in `range` that are at or below `old` at `new` instead.

@@ -267,3 +267,31 @@ fn nesting_beyond_the_limit_is_refused_never_a_stack_overflow() {
     let o = run(d, &["list", "settings.json", "--format", "json"]);
     assert_eq!(code(&o), 2, "{}", stderr(&o));
 }
+
+#[test]
+fn empty_containers_come_back_byte_exact_after_sync_and_uninstall() {
+    let template = r#"{"model": "opus", "hooks": {"Stop": [{"matcher": "", "hooks": [{"type": "command", "command": "x"}]}]}}"#;
+    for start in [
+        "{ }",
+        "{\n}",
+        "{\r\n}",
+        "{}",
+        "{  }\n",
+        "{\n\n}\n",
+        "{\t}",
+        "{\"hooks\": { }, \"x\": {\n}}",
+        "{\"hooks\": {\"Stop\": [\n]}}\n",
+    ] {
+        let dir = tempfile::tempdir().expect("tmp");
+        let d = dir.path();
+        write(d, "settings.json", start);
+        let o = sync(d, "A", template, &["--key", "/hooks/*=matcher"]);
+        assert_eq!(code(&o), 0, "{start:?}: {}", stderr(&o));
+        assert!(read(d, "settings.json").contains("\"opus\""), "{start:?}");
+        let o = sync(d, "A", template, &["--key", "/hooks/*=matcher", "--check"]);
+        assert_eq!(code(&o), 0, "{start:?}: idempotent");
+        let o = run(d, &["uninstall", "--owner", "A"]);
+        assert_eq!(code(&o), 0, "{start:?}: {}", stderr(&o));
+        assert_eq!(read(d, "settings.json"), start, "byte-exact");
+    }
+}
