@@ -652,7 +652,8 @@ fn file_report(o: &mut FileOutcome, command: Command) -> FileReport {
             .map(|w| warning_text(w, command))
             .collect(),
         error: o.error.as_ref().map(|e| error_text(&o.path, e)),
-        entries: o.entries.clone(),
+        entries: (o.format == Some(Format::Json) || !o.entries.is_empty())
+            .then(|| o.entries.clone()),
         diff: o.diff.clone(),
     }
 }

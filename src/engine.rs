@@ -679,6 +679,13 @@ pub fn template_work(template: &Path, f: Format, owner: Option<&str>) -> Result<
 pub fn entries_template(bytes: &[u8]) -> Result<Template, Error> {
     match Template::parse(bytes) {
         Ok(t) => Ok(t),
+        // Too deep for any reader: never handed to the JSONC reader, which recurses.
+        Err(
+            e @ EntryError::Syntax {
+                kind: entries::SyntaxKind::TooDeep,
+                ..
+            },
+        ) => Err(e.into()),
         Err(strict) => {
             let jsonc = std::str::from_utf8(bytes)
                 .ok()
@@ -849,7 +856,9 @@ fn wrote(path: &Path, out: &FileOutcome, reporter: &dyn Reporter) {
         reporter.event(path, &Event::Wrote(o));
     }
     for e in &out.entries {
-        if e.action != entries::EntryAction::Unchanged {
+        // Without a byte changed only an adoption is news (the rest was said before).
+        let news = out.changed || e.action == entries::EntryAction::Adopted;
+        if e.action != entries::EntryAction::Unchanged && news {
             reporter.event(path, &Event::WroteEntry(e));
         }
     }
@@ -873,6 +882,9 @@ struct FileCx<'a> {
 enum Step {
     /// Nothing is written (dry run, check, no change, not created, or a failure).
     Finished(FileOutcome),
+    /// The file's bytes stay as they are, but what was decided is recorded (an entry
+    /// adopted, registered or transferred without a byte changing).
+    Recorded(FileOutcome, Written),
     /// The new bytes are in a temporary file beside the target.
     Staged(Box<Staged>),
 }
@@ -959,8 +971,23 @@ impl FileCx<'_> {
         };
         // After a lost update the file does not hold `src` yet: write even an unchanged plan.
         out.changed |= read.pending();
-        if opts.dry_run || opts.check || !out.changed {
+        if opts.dry_run || opts.check {
             return Step::Finished(out);
+        }
+        if !out.changed {
+            // Entries are decided even when no byte changes: the registry records them
+            // (the store writes nothing when the record is the same).
+            return match record {
+                Record::Entries { .. } => Step::Recorded(
+                    out,
+                    Written {
+                        f,
+                        record,
+                        keep_bodies: true,
+                    },
+                ),
+                Record::Regions { .. } => Step::Finished(out),
+            };
         }
         let staged = match io::stage(self.real, new, read, sync) {
             Ok(s) => s,
@@ -1014,6 +1041,7 @@ impl FileCx<'_> {
         for _ in 0..tries {
             let s = match self.attempt(known, dir, &read, bytes.take(), &mut backed_up, true) {
                 Step::Finished(out) => return (out, None),
+                Step::Recorded(out, w) => return (out, Some(w)),
                 Step::Staged(s) => s,
             };
             let Staged {
@@ -1194,6 +1222,7 @@ fn run_batch(
             let mut backed_up = false;
             match c.attempt(&known, state, &read, bytes, &mut backed_up, false) {
                 Step::Finished(out) => (di, i, Pending::Done(out, None)),
+                Step::Recorded(out, w) => (di, i, Pending::Done(out, Some(w))),
                 Step::Staged(s) => {
                     read.release();
                     (di, i, Pending::Staged(read, s))

@@ -37,9 +37,10 @@ pub struct FileReport {
     /// The error that stopped the command for this file, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// Owned entries of a strict JSON file.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub entries: Vec<crate::entries::EntryReport>,
+    /// Owned entries of a strict JSON file: always present for a `json` file (empty when
+    /// it has none), absent for other formats.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<crate::entries::EntryReport>>,
     /// The unified diff of the change (dry runs only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,

@@ -47,6 +47,8 @@ pub enum SyntaxKind {
     DuplicateKey(String),
     /// The text ends inside a value.
     UnexpectedEnd,
+    /// Objects and arrays nested deeper than the limit ([`crate::entries::MAX_DEPTH`]).
+    TooDeep,
     /// Anything else, in serde_json's words.
     Other(String),
 }
@@ -64,6 +66,11 @@ impl fmt::Display for SyntaxKind {
                 write!(f, "the key `{k}` appears twice in one object; keep one of them")
             }
             SyntaxKind::UnexpectedEnd => f.write_str("the text ends inside a value; complete or restore it"),
+            SyntaxKind::TooDeep => write!(
+                f,
+                "objects and arrays nested deeper than {} levels, the limit; flatten the structure",
+                crate::entries::MAX_DEPTH
+            ),
             SyntaxKind::Other(m) => write!(f, "not valid JSON ({m}); fix the text there"),
         }
     }

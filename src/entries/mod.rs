@@ -61,6 +61,7 @@ mod value;
 pub use error::{Conflict, EntryError, EntryWarning, Input, Location, SyntaxKind, WarningKind};
 pub use keys::{KeyRule, KeyRules, Resolver};
 pub use registry::{REGISTRY_VERSION, RegisteredEntry, Registry};
+pub use scan::MAX_DEPTH;
 
 use std::fmt;
 
@@ -194,8 +195,9 @@ pub struct EntryReport {
     pub owner: String,
     /// The canonical key.
     pub key: String,
-    /// The JSON Pointer of the entry in the file as read; for an element appended to an
-    /// array, the pointer ends in `/-`.
+    /// The JSON Pointer of the entry in the file after the run (array elements by their
+    /// index then, never `/-`); for an entry the run removed, where it stood; for one not in
+    /// the file, where it would go.
     pub pointer: String,
     /// The state as read.
     pub state: EntryState,
@@ -360,6 +362,7 @@ pub fn sync(
     for key in &own.containers {
         wanted.mark_created(key, rules);
     }
+    wanted.blanks.clone_from(&own.blanks);
     let walk = Walk::new(src, Mode::Sync, opts, owner, registry.is_some());
     let mut out = walk.run(&wanted)?;
     hand_over(&out.orphans, owner, others, &mut changed_others);
@@ -481,6 +484,7 @@ fn walk_registry(
     for key in &registry.containers {
         wanted.mark_created(key, rules);
     }
+    wanted.blanks.clone_from(&registry.blanks);
     let mut out = Walk::new(src, mode, opts, owner, true).run(&wanted)?;
     let orphans = std::mem::take(&mut out.orphans);
     for key in lost {

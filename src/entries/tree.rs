@@ -133,6 +133,8 @@ impl Node {
 /// The template and registry merged into one tree.
 pub(crate) struct Wanted {
     pub(crate) root: Node,
+    /// The registry's whitespace of containers the owner filled (see `Registry::blanks`).
+    pub(crate) blanks: std::collections::BTreeMap<String, String>,
     template_keys: Vec<String>,
 }
 
@@ -153,6 +155,7 @@ pub(crate) fn wanted(
     let root = b.object(template, &mut path)?;
     Ok(Wanted {
         root,
+        blanks: std::collections::BTreeMap::new(),
         template_keys: b.keys,
     })
 }
