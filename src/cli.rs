@@ -12,7 +12,7 @@ use clap::{Args, CommandFactory as _, Parser, Subcommand, ValueEnum};
 use demarcate::{
     At, CommentStyle, Desired, DetectError, EditOptions, Error, Event, FileOutcome, FileReport,
     Foreign, Format, Identity, OnDrift, Op, PlanError, Problem, ProblemKind, ProblemReport,
-    RegionState, Report, Reporter, Warning, Work,
+    RegionState, Report, Reporter, TemplateError, Warning, Work,
     entries::{EntryError, WarningKind},
 };
 
@@ -60,7 +60,7 @@ enum Cmd {
     #[command(after_help = "Examples:
   demarcate set ~/.bashrc --owner ZYLOS --name path --content 'export PATH=\"$HOME/.zylos/bin:$PATH\"'
   demarcate set .env --owner ZYLOS --name api --content-file - < api.env
-  demarcate set - --format shell --name path --content 'export A=1' < in > out")]
+  demarcate set - --format shell --owner ZYLOS --name path --content 'export A=1' < in > out")]
     Set {
         /// The file to edit (created if missing, unless --no-create); `-` filters standard
         /// input to standard output (needs --format).
@@ -124,18 +124,22 @@ enum Cmd {
     },
     /// Make each target's regions equal to the template's: insert, update, prune.
     #[command(after_help = "Examples:
-  demarcate sync ~/.bashrc --template templates/bashrc.sh
-  demarcate sync ~/.codex/config.toml --template config.toml --owner ZYLOS --dry-run")]
+  demarcate sync ~/.bashrc --template templates/bashrc.sh --owner ZYLOS
+  demarcate sync ~/.codex/config.toml --template config.toml --owner ZYLOS --dry-run
+  demarcate sync ~/.bashrc --template empty.sh --owner ZYLOS --allow-empty   # a last release")]
     Sync {
         /// Files to edit; `-` filters standard input to standard output (needs --format).
         #[arg(required = true)]
         targets: Vec<PathBuf>,
-        /// A file of the same format whose regions are the desired ones.
+        /// A file of the same format whose regions (all of the owner's) are the desired ones.
         #[arg(long, value_name = "FILE")]
         template: PathBuf,
-        /// Only reconcile this owner's regions.
+        /// Whose regions these are (the word before MANAGED in the markers); required
+        /// unless --marker or --marker-begin/--marker-end name a foreign block.
         #[arg(long)]
         owner: Option<String>,
+        #[command(flatten)]
+        tpl: TemplateArgs,
         /// Leave out a region the user deleted by hand (default: add it back).
         #[arg(long)]
         respect_removals: bool,
@@ -167,9 +171,10 @@ enum Cmd {
         /// Write no `hash=` on new BEGIN lines.
         #[arg(long)]
         no_hash: bool,
-        /// Write even when an edit creates a duplicate key in a JSONC object or TOML table.
+        /// A `[[file]]` template without regions prunes the owner's regions (a release that
+        /// ships nothing) instead of being an error.
         #[arg(long)]
-        force: bool,
+        allow_empty: bool,
         #[command(flatten)]
         drift: DriftArgs,
         #[command(flatten)]
@@ -209,9 +214,22 @@ struct IdArgs {
     /// The region's name (the words after MANAGED); not needed with --marker-begin.
     #[arg(long)]
     name: Option<String>,
-    /// The region's owner (the words before MANAGED).
-    #[arg(long, default_value = "")]
-    owner: String,
+    /// The region's owner (the words before MANAGED); required unless --marker or
+    /// --marker-begin/--marker-end name a foreign block.
+    #[arg(long)]
+    owner: Option<String>,
+}
+
+/// How `sync` reads its template.
+#[derive(Debug, Args)]
+struct TemplateArgs {
+    /// A template without regions prunes the owner's regions (a release that ships
+    /// nothing) instead of being an error.
+    #[arg(long)]
+    allow_empty: bool,
+    /// The template's format, when its name does not tell it (it must be the target's).
+    #[arg(long, value_name = "FORMAT", value_parser = format_names())]
+    template_format: Option<String>,
 }
 
 /// How files are read.
@@ -281,18 +299,16 @@ struct SeedArgs {
 #[derive(Debug, Args)]
 struct PlaceArgs {
     /// Where a new region goes: end, start, after:REGEX, before:REGEX, table:NAME (TOML),
-    /// section:NAME (INI), /json/pointer (JSONC). Default: the end (JSONC: the start of the root object).
-    #[arg(long, value_name = "POS", default_value = "")]
-    at: String,
+    /// section:NAME (INI), /json/pointer (JSONC, YAML). Default: the end (JSONC: the start
+    /// of the root object).
+    #[arg(long, value_name = "POS")]
+    at: Option<String>,
     /// Write no `hash=` on new BEGIN lines.
     #[arg(long)]
     no_hash: bool,
     /// Do not create a missing target; skip it.
     #[arg(long)]
     no_create: bool,
-    /// Write even when the edit creates a duplicate key in a JSONC object or TOML table.
-    #[arg(long)]
-    force: bool,
     /// A line an older installer wrote without markers (`re:REGEX` for a pattern): the
     /// inserted region takes its place and it goes. Repeatable.
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
@@ -322,6 +338,11 @@ struct WriteArgs {
     /// Run CMD on the new file before it replaces the old one (`%s` is its path).
     #[arg(long, value_name = "CMD")]
     validate: Option<String>,
+    /// Edit what is refused without it: a read-only target (its mode is kept), a signed
+    /// PowerShell script, a duplicate key in a JSONC object, an entry another owner holds
+    /// (it is transferred).
+    #[arg(long)]
+    force: bool,
 }
 
 /// Output.
@@ -373,6 +394,21 @@ enum Command {
     Sync,
     Apply,
     Uninstall,
+}
+
+impl Command {
+    const fn name(self) -> &'static str {
+        match self {
+            Self::List => "list",
+            Self::Check => "check",
+            Self::Set => "set",
+            Self::Remove => "remove",
+            Self::Repair => "repair",
+            Self::Sync => "sync",
+            Self::Apply => "apply",
+            Self::Uninstall => "uninstall",
+        }
+    }
 }
 
 /// The command line's [`Reporter`]: messages on standard error (above the progress bar),
@@ -478,7 +514,7 @@ impl Reporter for Printer {
             Event::NotCreated => self.note(&format!("{p}: {event} (--no-create)")),
             Event::Waiting(_) => self.note(&event.to_string()),
             Event::Warning(w) => self.warn(&format!("{p}: {}", warning_text(w, self.command))),
-            Event::Failed(e) => self.error(&error_text(path, e)),
+            Event::Failed(e) => self.error(&error_text(path, e, self.command)),
         }
     }
 
@@ -562,12 +598,55 @@ fn problem_report(p: &Problem) -> ProblemReport {
     }
 }
 
-/// An error in words, naming the file and the flags that help.
-fn error_text(path: &Path, e: &Error) -> String {
+/// An error in words, naming the file and the flags of `command` that help.
+fn error_text(path: &Path, e: &Error, command: Command) -> String {
     let p = path.display();
+    let apply = command == Command::Apply;
     match e {
         Error::Io(e) => e.to_string(),
-        Error::Template(e) => e.to_string(),
+        Error::Template(t) => {
+            let hint = match t {
+                TemplateError::NoRegions { owner, .. } => {
+                    let allow = if apply {
+                        "set `allow_empty = true` on the [[file]]"
+                    } else {
+                        "pass --allow-empty"
+                    };
+                    format!(
+                        "; put the regions between BEGIN/END markers in the template (`# BEGIN \
+                         {o} MANAGED NAME` … `# END {o} MANAGED NAME`), or, if this release \
+                         ships nothing, {allow} to remove {o}'s regions; nothing was written",
+                        o = owner.as_deref().unwrap_or("OWNER")
+                    )
+                }
+                TemplateError::OtherOwner {
+                    mine: 0, others, ..
+                } => {
+                    let theirs = others.first().map_or("", |(_, id)| id.owner.as_str());
+                    if apply {
+                        format!(
+                            "; set `owner = \"{theirs}\"` if they are yours; nothing was written"
+                        )
+                    } else {
+                        format!("; pass --owner {theirs} if they are yours; nothing was written")
+                    }
+                }
+                TemplateError::Format { target, .. } => {
+                    let flag = if apply {
+                        "`template_format`"
+                    } else {
+                        "--template-format"
+                    };
+                    format!(
+                        "; give a template of format {}, or {flag} if its name misleads; \
+                         nothing was written",
+                        target.name()
+                    )
+                }
+                _ => "; nothing was written".to_owned(),
+            };
+            format!("{t}{hint}")
+        }
         Error::Usage(msg) => msg.clone(),
         Error::NoSuchFile | Error::NotUtf8(_) | Error::TooLarge => format!("{p}: {e}"),
         Error::Detect(d) => {
@@ -651,7 +730,7 @@ fn file_report(o: &mut FileOutcome, command: Command) -> FileReport {
             .iter()
             .map(|w| warning_text(w, command))
             .collect(),
-        error: o.error.as_ref().map(|e| error_text(&o.path, e)),
+        error: o.error.as_ref().map(|e| error_text(&o.path, e, command)),
         entries: o.entries.clone(),
         diff: o.diff.clone(),
     }
@@ -799,6 +878,20 @@ where
             return ExitCode::from(ERROR);
         }
     };
+    // Whose regions an editing command touches: required (SPEC), before anything is read.
+    let owner = match &cli.cmd {
+        Cmd::Set { id, .. } | Cmd::Remove { id, .. } => owner_of(id.owner.as_deref(), &opts),
+        Cmd::Sync { owner, .. } => owner_of(owner.as_deref(), &opts),
+        Cmd::Uninstall { owner, .. } => owner_of(Some(owner), &opts),
+        _ => Ok(None),
+    };
+    let owner = match owner {
+        Ok(o) => o,
+        Err(msg) => {
+            out.error(&format!("{}: {msg}", command.name()));
+            return ExitCode::from(ERROR);
+        }
+    };
     if !matches!(command, Command::List | Command::Check) && !opts.dry_run && !opts.check {
         for w in opts.state.warnings() {
             out.warn(&w.to_string());
@@ -840,7 +933,7 @@ where
             content_file,
             ..
         } => {
-            let desired = identity(id, &opts).and_then(|identity| {
+            let desired = identity(id, owner.as_deref(), &opts).and_then(|identity| {
                 if is_stdin(target) && content_file.as_deref().is_some_and(is_stdin) {
                     return Err("standard input cannot be both the target (`-`) and the \
                                 content (--content-file -); give the content with --content \
@@ -859,17 +952,13 @@ where
         }
         Cmd::Remove { target, id, .. } => {
             let work = |f: Format| {
-                if f == Format::Json && id.name.is_none() {
-                    if id.owner.is_empty() {
-                        return Err(Error::Usage(
-                            "removing owned entries needs the owner: --owner OWNER".to_owned(),
-                        ));
-                    }
-                    return Ok(Work::EntriesRemove {
-                        owner: id.owner.clone(),
-                    });
+                if f == Format::Json
+                    && id.name.is_none()
+                    && let Some(o) = &owner
+                {
+                    return Ok(Work::EntriesRemove { owner: o.clone() });
                 }
-                identity(id, &opts)
+                identity(id, owner.as_deref(), &opts)
                     .map(|i| Work::Ops(vec![Op::Remove(i)]))
                     .map_err(Error::Usage)
             };
@@ -885,12 +974,14 @@ where
         Cmd::Sync {
             targets,
             template,
-            owner,
             respect_removals,
+            tpl,
             ..
         } => {
             opts.plan.respect_removals = *respect_removals;
-            let work = |f: Format| demarcate::template_work(template, f, owner.as_deref());
+            opts.allow_empty = tpl.allow_empty;
+            opts.template_format = tpl.template_format.as_deref().and_then(Format::from_name);
+            let work = |f: Format| demarcate::template_work(template, f, owner.as_deref(), &opts);
             for t in targets {
                 outcomes.push(one(t, &opts, &work, &out));
             }
@@ -899,19 +990,21 @@ where
             manifest,
             respect_removals,
             no_hash,
-            force,
+            allow_empty,
             ..
         } => {
             opts.plan.respect_removals = *respect_removals;
             opts.plan.hash = !no_hash;
-            opts.plan.force = *force;
+            opts.allow_empty = *allow_empty;
             outcomes = demarcate::apply(manifest, &opts, &out);
         }
         Cmd::Uninstall { owner, .. } => {
             outcomes = demarcate::uninstall(owner, &opts, &out);
-            if outcomes.is_empty() && !out.json {
-                out.note(&format!(
-                    "nothing of owner {owner} is known to the state store"
+            if outcomes.is_empty() {
+                out.warn(&format!(
+                    "nothing of owner {owner} is known to the state store; nothing was removed \
+                     (check the owner's spelling: `demarcate list FILE` shows the owners in a \
+                     file)"
                 ));
             }
         }
@@ -1062,9 +1155,9 @@ fn config(parts: &Parts<'_>) -> Result<EditOptions, String> {
         opts.entries.force = sd.entries;
     }
     if let Some(p) = parts.place {
-        opts.plan.at = At::parse(&p.at).map_err(|e| format!("--at {e}"))?;
+        opts.plan.at =
+            At::parse(p.at.as_deref().unwrap_or_default()).map_err(|e| format!("--at {e}"))?;
         opts.plan.hash = !p.no_hash;
-        opts.plan.force = p.force;
         opts.create = !p.no_create;
         opts.plan.adopt = p
             .adopt
@@ -1093,6 +1186,7 @@ fn config(parts: &Parts<'_>) -> Result<EditOptions, String> {
         }
         opts.dry_run = w.dry_run;
         opts.check = w.check;
+        opts.plan.force = w.force;
         opts.backup = w.backup;
         opts.validate.clone_from(&w.validate);
     }
@@ -1122,10 +1216,28 @@ fn body_from(content: Option<&str>, file: Option<&Path>) -> Result<Vec<u8>, Stri
     Ok(bytes)
 }
 
+/// The owner of an editing command: required and not empty, unless foreign markers (which
+/// carry no owner) are given.
+fn owner_of(owner: Option<&str>, opts: &EditOptions) -> Result<Option<String>, String> {
+    match owner {
+        Some(o) if o.trim().is_empty() => Err("--owner is empty; name the owner the markers \
+             carry before MANAGED, e.g. --owner ZYLOS"
+            .to_owned()),
+        Some(o) => Ok(Some(o.to_owned())),
+        None if opts.plan.foreign.is_some() => Ok(None),
+        None => Err(
+            "--owner OWNER is required: the word the markers carry before MANAGED \
+             (e.g. --owner ZYLOS for `# BEGIN ZYLOS MANAGED path`); two installers that both \
+             left it out would share `# BEGIN MANAGED path` and take over each other's regions"
+                .to_owned(),
+        ),
+    }
+}
+
 /// The identity a command addresses: `--owner`/`--name`, or the foreign block.
-fn identity(id: &IdArgs, opts: &EditOptions) -> Result<Identity, String> {
+fn identity(id: &IdArgs, owner: Option<&str>, opts: &EditOptions) -> Result<Identity, String> {
     match (&id.name, &opts.plan.foreign) {
-        (Some(name), _) => Ok(Identity::new(&id.owner, name)),
+        (Some(name), _) => Ok(Identity::new(owner.unwrap_or_default(), name)),
         (None, Some(f)) => Ok(f.identity()),
         (None, None) => Err("the region needs a name: --name NAME (or --marker-begin/--marker-end for a foreign block)".to_owned()),
     }
@@ -1134,7 +1246,7 @@ fn identity(id: &IdArgs, opts: &EditOptions) -> Result<Identity, String> {
 /// The human output of `list` and `check`.
 fn print_read_only(o: &FileOutcome, out: &Printer, check: bool) {
     if let Some(e) = &o.error {
-        out.error(&error_text(&o.path, e));
+        out.error(&error_text(&o.path, e, out.command));
         return;
     }
     if out.json {

@@ -8,6 +8,7 @@ mod corrupt;
 mod distribution;
 mod entries;
 mod entries_cli;
+mod exits;
 mod formats;
 mod fuzz_corpus;
 mod jsonc;
