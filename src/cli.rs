@@ -203,10 +203,19 @@ enum Cmd {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff).
+    /// Print a manual page (roff): demarcate's, or one subcommand's.
     #[command(after_help = "Examples:
-  demarcate man > demarcate.1 && man ./demarcate.1")]
-    Man,
+  demarcate man sync | man -l -
+  demarcate man > demarcate.1 && man ./demarcate.1
+  demarcate man --dir ~/.local/share/man/man1")]
+    Man {
+        /// The subcommand whose page to print (sync, set, …); default: demarcate's own.
+        subcommand: Option<String>,
+        /// Write demarcate.1 and one demarcate-SUBCOMMAND.1 per subcommand into DIR
+        /// (created if missing) instead of printing.
+        #[arg(long, value_name = "DIR", conflicts_with = "subcommand")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -381,6 +390,7 @@ fn format_names() -> PossibleValuesParser {
 
 /// Exit codes (SPEC).
 const OK: u8 = 0;
+const FINDING: u8 = 1;
 const ERROR: u8 = 2;
 
 /// Which command runs: the hints in messages name only flags it has.
@@ -497,6 +507,11 @@ impl Reporter for Printer {
 
     fn event(&self, path: &Path, event: &Event<'_>) {
         let p = path.display();
+        // A filter's standard error stays empty unless something is wrong: it runs on every
+        // `chezmoi apply`.
+        if is_stdin(path) && !matches!(event, Event::Warning(_) | Event::Failed(_)) {
+            return;
+        }
         match event {
             Event::Repaired { .. } | Event::Wrote(_) | Event::WroteEntry(_) if self.json => {}
             Event::Repaired { .. }
@@ -559,6 +574,12 @@ fn warning_text(w: &Warning, command: Command) -> String {
         }
         Warning::NotRemoved { pruning: false, .. } => {
             " (pass --on-drift overwrite to remove it anyway)"
+        }
+        Warning::NothingToRemove { id: Some(_), .. } => {
+            " (check --owner and --name: `demarcate list FILE` shows the file's regions)"
+        }
+        Warning::NothingToRemove { id: None, .. } => {
+            " (check --owner: `demarcate list FILE` shows the owners of its entries)"
         }
         Warning::Entry(e) => match e.kind {
             WarningKind::Drifted => " (pass --on-drift overwrite to replace it)",
@@ -649,6 +670,10 @@ fn error_text(path: &Path, e: &Error, command: Command) -> String {
         }
         Error::Usage(msg) => msg.clone(),
         Error::NoSuchFile | Error::NotUtf8(_) | Error::TooLarge => format!("{p}: {e}"),
+        Error::ReadOnly(_) => format!(
+            "{p}: {e} (make it writable with `chmod u+w`, or pass --force to write it anyway; \
+             the mode is kept)"
+        ),
         Error::Detect(d) => {
             let hint = match d {
                 DetectError::Unknown => format!(
@@ -733,6 +758,7 @@ fn file_report(o: &mut FileOutcome, command: Command) -> FileReport {
         error: o.error.as_ref().map(|e| error_text(&o.path, e, command)),
         entries: o.entries.clone(),
         diff: o.diff.clone(),
+        backup: o.backup.as_ref().map(|b| b.display().to_string()),
     }
 }
 
@@ -758,7 +784,7 @@ impl Cmd {
             Self::Sync { .. } => Command::Sync,
             Self::Apply { .. } => Command::Apply,
             Self::Uninstall { .. } => Command::Uninstall,
-            Self::Completions { .. } | Self::Man => return None,
+            Self::Completions { .. } | Self::Man { .. } => return None,
         })
     }
 
@@ -822,7 +848,7 @@ impl Cmd {
                 drift, write, out, ..
             } => p(None, None, Some(drift), Some(write), out),
             Self::Uninstall { write, out, .. } => p(None, None, None, Some(write), out),
-            Self::Completions { .. } | Self::Man => return None,
+            Self::Completions { .. } | Self::Man { .. } => return None,
         })
     }
 }
@@ -830,16 +856,188 @@ impl Cmd {
 /// `completions` and `man`: generated from the clap structures.
 fn generate(cmd: &Cmd) -> u8 {
     let mut so = std::io::stdout().lock();
-    let ok = match cmd {
+    match cmd {
         Cmd::Completions { shell } => {
             clap_complete::generate(*shell, &mut Cli::command(), "demarcate", &mut so);
-            true
+            OK
         }
-        _ => clap_mangen::Man::new(Cli::command())
-            .render(&mut so)
-            .is_ok(),
-    };
-    if ok { OK } else { ERROR }
+        Cmd::Man { subcommand, dir } => match man(subcommand.as_deref(), dir.as_deref(), &mut so) {
+            Ok(()) => OK,
+            Err(msg) => {
+                let _ = writeln!(std::io::stderr(), "error: {msg}");
+                ERROR
+            }
+        },
+        _ => ERROR,
+    }
+}
+
+/// The files each format is detected by, for the manual pages.
+const FORMAT_FILES: &[(&str, &str)] = &[
+    (
+        "shell",
+        "*.sh *.bash *.zsh *.ksh, .bashrc .bash_profile .profile .zshrc .zshenv .zprofile \
+         .kshrc .envrc, profile.d/*, and sh/bash/zsh shebangs; markers are # comments",
+    ),
+    ("env", ".env, .env.*, *.env; markers are # comments"),
+    ("toml", "*.toml; markers are # comments"),
+    (
+        "jsonc",
+        "*.jsonc, .code-workspace, and *.json that has comments; markers are // comments",
+    ),
+    (
+        "json",
+        "*.json without comments: no markers; owned entries recorded in the state store",
+    ),
+    (
+        "text",
+        "hosts, *.conf, *.cfg, ssh_config, sshd_config, crontabs, Caddyfile, Dockerfile; \
+         --comment sets the markers' comment",
+    ),
+    ("markdown", "*.md *.markdown; markers are <!-- --> comments"),
+    (
+        "markup",
+        "*.html *.xml *.svg; markers are <!-- --> comments",
+    ),
+    (
+        "ini",
+        "*.ini *.desktop, .gitconfig, .editorconfig, setup.cfg, .gitmodules, git config; \
+         markers are # comments",
+    ),
+    ("fish", "*.fish; markers are # comments"),
+    ("powershell", "*.ps1 *.psm1 *.psd1; markers are # comments"),
+    ("yaml", "*.yaml *.yml; markers are # comments"),
+];
+
+/// What every page says about exit codes.
+const EXIT_STATUS: &[(&str, &str)] = &[
+    (
+        "0",
+        "Success: the files are as asked (changed now, or already). A region edited by hand \
+         and kept is a success with a warning.",
+    ),
+    (
+        "1",
+        "A finding: --check found that the command would write; check found problems; \
+         uninstall kept a region edited by hand. --dry-run alone never exits 1.",
+    ),
+    (
+        "2",
+        "An error: usage, I/O, input its format's readers reject, damaged markers, a template \
+         that gives nothing to do, a read-only target, failed validation, --on-drift fail. \
+         Nothing was written to that file.",
+    ),
+];
+
+/// Text for roff: backslashes doubled, hyphens that are options escaped, and no line that
+/// starts with a control character.
+fn roff_text(s: &str) -> String {
+    let s = s.replace('\\', "\\e").replace('-', "\\-");
+    if s.starts_with(['.', '\'']) {
+        format!("\\&{s}")
+    } else {
+        s
+    }
+}
+
+/// The sections every page ends with: the exit codes, the formats, where to read more.
+fn man_sections(see_also: &str) -> String {
+    let mut out = String::from(".SH \"EXIT STATUS\"\n");
+    for (code, what) in EXIT_STATUS {
+        out.push_str(&format!(".TP\n\\fB{code}\\fR\n{}\n", roff_text(what)));
+    }
+    out.push_str(".SH FORMATS\n");
+    out.push_str(&roff_text(
+        "Detected by the file name, then the first line (--format overrides it):",
+    ));
+    out.push('\n');
+    for (name, files) in FORMAT_FILES {
+        out.push_str(&format!(".TP\n\\fB{name}\\fR\n{}\n", roff_text(files)));
+    }
+    out.push_str(&format!(".SH \"SEE ALSO\"\n{}\n", roff_text(see_also)));
+    out
+}
+
+/// One manual page: clap_mangen's sections, then [`man_sections`], then the version.
+fn man_page(cmd: clap::Command, see_also: &str) -> std::io::Result<Vec<u8>> {
+    let man = clap_mangen::Man::new(cmd.clone());
+    let mut page = Vec::new();
+    man.render_title(&mut page)?;
+    man.render_name_section(&mut page)?;
+    man.render_synopsis_section(&mut page)?;
+    man.render_description_section(&mut page)?;
+    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
+        man.render_options_section(&mut page)?;
+    }
+    if cmd.has_subcommands() {
+        man.render_subcommands_section(&mut page)?;
+    }
+    if cmd.get_after_help().is_some() {
+        man.render_extra_section(&mut page)?;
+    }
+    page.extend_from_slice(man_sections(see_also).as_bytes());
+    if cmd.get_version().is_some() {
+        man.render_version_section(&mut page)?;
+    }
+    Ok(page)
+}
+
+/// `man`: the page of demarcate or of one subcommand on `out`, or every page into `dir`.
+fn man(
+    subcommand: Option<&str>,
+    dir: Option<&Path>,
+    out: &mut dyn std::io::Write,
+) -> Result<(), String> {
+    let mut cli = Cli::command().disable_help_subcommand(true);
+    cli.build();
+    let subs: Vec<clap::Command> = cli.get_subcommands().cloned().collect();
+    let names: Vec<String> = subs.iter().map(|s| s.get_name().to_owned()).collect();
+    let top_see = format!(
+        "{}, and the project's docs/ folder",
+        names
+            .iter()
+            .map(|n| format!("demarcate-{n}(1)"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let sub_see = "demarcate(1), and the project's docs/ folder";
+    let render = |e: std::io::Error| format!("cannot render the manual page: {e}");
+    match (subcommand, dir) {
+        (None, None) => {
+            let page = man_page(cli, &top_see).map_err(render)?;
+            let _ = out.write_all(&page);
+            Ok(())
+        }
+        (Some(name), _) => {
+            let sub = subs
+                .into_iter()
+                .find(|s| s.get_name() == name)
+                .ok_or_else(|| {
+                    format!(
+                        "man {name}: no such subcommand; use one of {}",
+                        names.join(", ")
+                    )
+                })?;
+            let page = man_page(sub, sub_see).map_err(render)?;
+            let _ = out.write_all(&page);
+            Ok(())
+        }
+        (None, Some(dir)) => {
+            fs_err::create_dir_all(dir).map_err(|e| e.to_string())?;
+            let mut pages = vec![(
+                "demarcate.1".to_owned(),
+                man_page(cli, &top_see).map_err(render)?,
+            )];
+            for sub in subs {
+                let file = format!("demarcate-{}.1", sub.get_name());
+                pages.push((file, man_page(sub, sub_see).map_err(render)?));
+            }
+            for (file, page) in pages {
+                fs_err::write(dir.join(&file), page).map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        }
+    }
 }
 
 /// Runs the command line `args` (program name first) and returns the exit code.
@@ -1008,13 +1206,18 @@ where
                 ));
             }
         }
-        Cmd::Completions { .. } | Cmd::Man => {}
+        Cmd::Completions { .. } | Cmd::Man { .. } => {}
     }
     let mut code = outcomes
         .iter()
         .map(FileOutcome::exit_code)
         .max()
         .unwrap_or(OK);
+    // A dry run shows what would change; only `--check` turns that (or anything found on
+    // the way) into a finding.
+    if opts.dry_run && !opts.check && code == FINDING {
+        code = OK;
+    }
     if out.json {
         let report = Report {
             files: outcomes

@@ -176,6 +176,12 @@ pub enum Error {
          (markers) cannot be written; sync it from a JSON template instead (owned entries)"
     )]
     MarkersInJson,
+    /// The file's owner has no write permission on it (the mode): it was made read-only.
+    #[error(
+        "is read-only (mode {0:04o}: its owner may not write it), which is how a file is \
+         protected; nothing was written"
+    )]
+    ReadOnly(u32),
     /// The file is larger than 4 GiB, more than a parsed file can hold.
     #[error(
         "is larger than 4 GiB, which demarcate does not handle (it keeps offsets in 32 bits); \
@@ -416,6 +422,8 @@ pub struct FileOutcome {
     pub found: bool,
     /// Why the file could not be handled.
     pub error: Option<Error>,
+    /// Where `--backup` copied the old file.
+    pub backup: Option<PathBuf>,
 }
 
 impl FileOutcome {
@@ -691,7 +699,9 @@ pub fn uninstall(owner: &str, opts: &EditOptions, reporter: &dyn Reporter) -> Ve
                 })
             };
             let mut out = edit(&path, &file_opts, &work, reporter);
-            out.found |= out.warnings.iter().any(|w| {
+            // What is kept is a finding, except in a dry run without a check.
+            out.found |= (!opts.dry_run || opts.check)
+                && out.warnings.iter().any(|w| {
                 matches!(w, Warning::Entry(e) if e.kind == entries::WarningKind::EditedNotRemoved)
             });
             outcomes.push(out);
@@ -719,7 +729,8 @@ pub fn uninstall(owner: &str, opts: &EditOptions, reporter: &dyn Reporter) -> Ve
         }
         let ops: Vec<Op> = ids.into_iter().map(Op::Remove).collect();
         let mut out = edit(&path, &file_opts, &|_| Ok(Work::Ops(ops.clone())), reporter);
-        out.found |= out.outcomes.iter().any(|o| o.action == Action::KeptDrifted);
+        out.found |= (!opts.dry_run || opts.check)
+            && out.outcomes.iter().any(|o| o.action == Action::KeptDrifted);
         if out.error.is_none() && !(opts.dry_run || opts.check) {
             // Regions the user already deleted by hand are forgotten too.
             let present: BTreeSet<Identity> = out
@@ -1061,7 +1072,7 @@ fn edit_inner(
         Err(e) => return fail(e.into()),
     };
     let known = dir.as_ref().map(|d| d.get(&canonical)).unwrap_or_default();
-    let (mut out, written) = cx.attempts(&known, dir.as_ref(), read, bytes, ATTEMPTS, false);
+    let (mut out, written) = cx.attempts(&known, dir.as_ref(), read, bytes, ATTEMPTS, None);
     if let Some(w) = written {
         if let (Some(d), Some(s)) = (&mut dir, &store) {
             w.record(d, &canonical, known);
@@ -1072,6 +1083,36 @@ fn edit_inner(
         wrote(path, &out, reporter);
     }
     out
+}
+
+/// What a removal that finds nothing to remove says: one warning per region asked for, or
+/// one for an owner's entries.
+fn nothing_to_remove(work: &Work) -> Vec<Warning> {
+    match work {
+        Work::Ops(ops) => ops
+            .iter()
+            .filter_map(|op| match op {
+                Op::Remove(id) => Some(Warning::NothingToRemove {
+                    id: Some(id.clone()),
+                    owner: id.owner.clone(),
+                }),
+                _ => None,
+            })
+            .collect(),
+        Work::EntriesRemove { owner } => vec![Warning::NothingToRemove {
+            id: None,
+            owner: owner.clone(),
+        }],
+        Work::Repair(_) | Work::EntriesSync { .. } => Vec::new(),
+    }
+}
+
+/// The mode of a file its owner may not write (no owner write bit), else `None` (also
+/// when it does not exist).
+fn read_only_mode(real: &Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(real).ok()?.permissions().mode() & 0o7777;
+    (mode & 0o200 == 0).then_some(mode)
 }
 
 /// The directory of a canonical path (whose lock and state record the file shares).
@@ -1160,7 +1201,7 @@ impl FileCx<'_> {
         dir: Option<&DirState>,
         read: &io::Snapshot,
         bytes: Option<Vec<u8>>,
-        backed_up: &mut bool,
+        backed_up: &mut Option<PathBuf>,
         sync: bool,
     ) -> Step {
         let (path, opts, reporter) = (self.path, self.opts, self.reporter);
@@ -1180,10 +1221,16 @@ impl FileCx<'_> {
             Work::Repair(_) | Work::EntriesSync { .. } => false,
         };
         if missing && (!opts.create || only_removals) {
-            if !opts.create {
+            let mut out = FileOutcome::new(path, Some(f));
+            if only_removals {
+                out.warnings = nothing_to_remove(&work);
+                for w in &out.warnings {
+                    reporter.event(path, &Event::Warning(w));
+                }
+            } else {
                 reporter.event(path, &Event::NotCreated);
             }
-            return Step::Finished(FileOutcome::new(path, Some(f)));
+            return Step::Finished(out);
         }
         if f.syntax().requires_utf8() && std::str::from_utf8(&src).is_err() {
             return Step::Finished(self.fail(Some(f), Error::NotUtf8(f)));
@@ -1206,6 +1253,14 @@ impl FileCx<'_> {
         };
         // After a lost update the file does not hold `src` yet: write even an unchanged plan.
         out.changed |= read.pending();
+        // A file its owner may not write was made read-only to protect it: an edit is
+        // refused (also when only shown or checked, which would otherwise promise it).
+        if out.changed
+            && !opts.plan.force
+            && let Some(mode) = read_only_mode(self.real)
+        {
+            return Step::Finished(self.fail(Some(f), Error::ReadOnly(mode)));
+        }
         if opts.dry_run || opts.check || !out.changed {
             return Step::Finished(out);
         }
@@ -1223,14 +1278,17 @@ impl FileCx<'_> {
         {
             return Step::Finished(self.fail(Some(f), Error::Validate(e)));
         }
-        if opts.backup && !*backed_up {
+        if opts.backup && backed_up.is_none() {
             match io::backup(read, &src) {
-                Ok(Some(b)) => reporter.event(path, &Event::BackedUp(&b)),
+                Ok(Some(b)) => {
+                    reporter.event(path, &Event::BackedUp(&b));
+                    *backed_up = Some(b);
+                }
                 Ok(None) => {}
                 Err(e) => return Step::Finished(self.fail(Some(f), e.into())),
             }
-            *backed_up = true;
         }
+        out.backup.clone_from(backed_up);
         // Env bodies (secrets) are kept only for a merge.
         let keep_bodies = f != Format::Env || opts.plan.on_drift == plan::OnDrift::Merge;
         Step::Staged(Box::new(Staged {
@@ -1256,7 +1314,7 @@ impl FileCx<'_> {
         mut read: io::Snapshot,
         mut bytes: Option<Vec<u8>>,
         tries: usize,
-        mut backed_up: bool,
+        mut backed_up: Option<PathBuf>,
     ) -> (FileOutcome, Option<Written>) {
         for _ in 0..tries {
             let s = match self.attempt(known, dir, &read, bytes.take(), &mut backed_up, true) {
@@ -1380,8 +1438,8 @@ struct BatchDir {
 enum Pending {
     Done(FileOutcome, Option<Written>),
     Staged(io::Snapshot, Box<Staged>),
-    Following(io::Following, FileOutcome, Written, bool),
-    Again(io::Snapshot, Option<Vec<u8>>, bool),
+    Following(io::Following, FileOutcome, Written, Option<PathBuf>),
+    Again(io::Snapshot, Option<Vec<u8>>, Option<PathBuf>),
 }
 
 fn run_batch(
@@ -1438,7 +1496,7 @@ fn run_batch(
                 Err(e) => return (di, i, Pending::Done(c.fail(None, e.into()), None)),
             };
             let known = state.map(|s| s.get(c.canonical)).unwrap_or_default();
-            let mut backed_up = false;
+            let mut backed_up = None;
             match c.attempt(&known, state, &read, bytes, &mut backed_up, false) {
                 Step::Finished(out) => (di, i, Pending::Done(out, None)),
                 Step::Staged(s) => {
@@ -1476,9 +1534,10 @@ fn run_batch(
                 staged,
                 written,
             } = *s;
+            let backed_up = out.backup.clone();
             *p = match staged.rename(read, &src) {
-                Ok(io::Renamed::Following(f)) => Pending::Following(f, out, written, false),
-                Ok(io::Renamed::Changed(s, c)) => Pending::Again(s, c, false),
+                Ok(io::Renamed::Following(f)) => Pending::Following(f, out, written, backed_up),
+                Ok(io::Renamed::Changed(s, c)) => Pending::Again(s, c, backed_up),
                 Err(e) => Pending::Done(cx(*i).fail(Some(written.f), e.into()), None),
             };
         }
@@ -1926,11 +1985,16 @@ fn plan_entries(
         },
     }
     .map_err(|e| failed(e.into()))?;
+    let mut nothing = Vec::new();
+    if registry.is_none() && matches!(work, Work::EntriesRemove { .. }) {
+        nothing = nothing_to_remove(work);
+    }
     let changed = plan.changes(src);
     let mut out = FileOutcome::new(path, Some(f));
     out.changed = changed;
     out.entries.clone_from(&plan.entries);
     out.warnings = plan.warnings.iter().cloned().map(Warning::Entry).collect();
+    out.warnings.extend(nothing);
     for w in &out.warnings {
         reporter.event(path, &Event::Warning(w));
     }
