@@ -63,13 +63,14 @@ pub struct Entry {
     pub path: String,
     /// What the target should hold.
     pub what: What,
-    /// The owner (the entry's, else the manifest's `owner`; empty if neither).
+    /// The owner: the entry's, else the manifest's `owner` (one of them is required).
     pub owner: String,
-    /// Whether an owner was given at all (a `[[file]]` without one reconciles every owner of
-    /// its template).
-    pub owner_given: bool,
     /// `format`.
     pub format: Option<Format>,
+    /// `template_format` (`[[file]]`): the template's format when its name does not tell it.
+    pub template_format: Option<Format>,
+    /// `allow_empty` (`[[file]]`): a template without regions prunes the owner's regions.
+    pub allow_empty: Option<bool>,
     /// `at`, as written (already checked).
     pub at: Option<String>,
     /// `create`.
@@ -119,6 +120,8 @@ const FILE_KEYS: &[&str] = &[
     "seed",
     "keys",
     "prune_adopted",
+    "allow_empty",
+    "template_format",
 ];
 const BLOCK_KEYS: &[&str] = &[
     "path",
@@ -316,19 +319,23 @@ impl EntryCx<'_> {
             What::Block { name, body }
         };
         let own = self.string("owner")?;
-        let format = match self.string("format")? {
-            None => None,
-            Some(f) if f == "auto" => None,
-            Some(f) => Some(Format::from_name(&f).ok_or_else(|| {
-                self.err(
-                    Some("format"),
-                    format!(
-                        "format `{f}`: unknown; use auto, {}",
-                        Format::names().collect::<Vec<_>>().join(", ")
-                    ),
-                )
-            })?),
+        let format_key = |key: &str| -> Result<Option<Format>, ManifestError> {
+            match self.string(key)? {
+                None => Ok(None),
+                Some(f) if f == "auto" => Ok(None),
+                Some(f) => Format::from_name(&f).map(Some).ok_or_else(|| {
+                    self.err(
+                        Some(key),
+                        format!(
+                            "{key} `{f}`: unknown; use auto, {}",
+                            Format::names().collect::<Vec<_>>().join(", ")
+                        ),
+                    )
+                }),
+            }
         };
+        let format = format_key("format")?;
+        let template_format = format_key("template_format")?;
         let at = self.string("at")?;
         if let Some(a) = &at {
             At::parse(a).map_err(|e| self.err(Some("at"), format!("`at`: {e}")))?;
@@ -377,6 +384,15 @@ impl EntryCx<'_> {
                 }
                 rules
             }
+        };
+        let allow_empty = match self.table.get("allow_empty") {
+            None => None,
+            Some(v) => Some(v.as_bool().ok_or_else(|| {
+                self.err(
+                    Some("allow_empty"),
+                    "`allow_empty` must be true or false".to_owned(),
+                )
+            })?),
         };
         let prune_adopted = match self.table.get("prune_adopted") {
             None => None,
@@ -434,15 +450,35 @@ impl EntryCx<'_> {
                 out
             }
         };
+        let given = own.is_some();
+        let own = own.or_else(|| owner.map(str::to_owned));
+        if own.as_deref().is_some_and(|o| o.trim().is_empty()) {
+            return Err(self.err(
+                given.then_some("owner"),
+                "`owner` is empty; name the owner its markers carry, e.g. owner = \"ZYLOS\""
+                    .to_owned(),
+            ));
+        }
+        let Some(owner) = own else {
+            return Err(self.err(
+                None,
+                format!(
+                    "this [[{kind}]] entry has no owner; set `owner = \"NAME\"` at the top of \
+                     the manifest or in the entry (the word before MANAGED in its markers: two \
+                     installers without one would share the same regions)"
+                ),
+            ));
+        };
         Ok(Entry {
             adopt,
             seeds,
             line: self.header.map_or(1, |o| self.lines.line_of(o)),
             path,
             what,
-            owner_given: own.is_some() || owner.is_some(),
-            owner: own.or_else(|| owner.map(str::to_owned)).unwrap_or_default(),
+            owner,
             format,
+            template_format,
+            allow_empty,
             at,
             create,
             on_drift,
@@ -579,8 +615,9 @@ impl Job<'_> {
     /// the blocks when any `[[file]]` reaches the file, else one `Set` per block. The same
     /// region from two entries must be the same body.
     fn ops(&self, f: Format, manifest: &Path) -> Result<Work, Error> {
+        let cfg = self.cfg.as_ref().map_err(|m| Error::Usage(m.clone()))?;
         if f == Format::Json {
-            return self.entries(manifest);
+            return self.entries(manifest, cfg);
         }
         let mut regions: Vec<Desired> = Vec::new();
         let mut from: BTreeMap<Identity, usize> = BTreeMap::new();
@@ -592,13 +629,12 @@ impl Job<'_> {
             let desired = match &e.what {
                 What::Template { path, bytes } => {
                     any_template = true;
-                    let owner = e.owner_given.then_some(e.owner.as_str());
                     let mut found = Vec::new();
                     if let Op::Sync {
                         regions,
                         owners: o,
                         places: p,
-                    } = engine::template_op_from(bytes, path, f, owner)?
+                    } = engine::template_op_from(bytes, path, f, Some(&e.owner), cfg)?
                     {
                         found.extend(regions);
                         owners.extend(o);
@@ -649,9 +685,9 @@ impl Job<'_> {
 
 impl Job<'_> {
     /// The work on a strict JSON target: one `[[file]]` template's entries, for its owner.
-    fn entries(&self, manifest: &Path) -> Result<Work, Error> {
+    fn entries(&self, manifest: &Path, cfg: &EditOptions) -> Result<Work, Error> {
         let mut templates = self.target.entries.iter().filter_map(|e| match &e.what {
-            What::Template { bytes, .. } => Some((e, bytes)),
+            What::Template { path, bytes } => Some((e, path, bytes)),
             What::Block { .. } => None,
         });
         if let Some(block) = self
@@ -667,10 +703,10 @@ impl Job<'_> {
                 block.line
             )));
         }
-        let Some((e, bytes)) = templates.next() else {
+        let Some((e, path, bytes)) = templates.next() else {
             return Err(Error::MarkersInJson);
         };
-        if let Some((other, _)) = templates.next() {
+        if let Some((other, _, _)) = templates.next() {
             return Err(Error::Usage(format!(
                 "{m}:{} and {m}:{} both give a template for the strict JSON file {}; merge \
                  them into one",
@@ -680,17 +716,7 @@ impl Job<'_> {
                 m = manifest.display()
             )));
         }
-        if e.owner.is_empty() {
-            return Err(Error::Usage(format!(
-                "{}:{}: owned entries need an owner: set `owner`",
-                manifest.display(),
-                e.line
-            )));
-        }
-        Ok(Work::EntriesSync {
-            template: engine::entries_template(bytes)?,
-            owner: e.owner.clone(),
-        })
+        engine::template_work_from(bytes, path, Format::Json, Some(&e.owner), cfg)
     }
 }
 
@@ -744,6 +770,12 @@ fn target_config(
         (!e.keys.is_empty()).then(|| e.keys.clone())
     })? {
         cfg.entries.keys = k;
+    }
+    if let Some(a) = agree(t, manifest, "allow_empty", |e| e.allow_empty)? {
+        cfg.allow_empty = a;
+    }
+    if let Some(f) = agree(t, manifest, "template_format", |e| e.template_format)? {
+        cfg.template_format = Some(f);
     }
     if let Some(p) = agree(t, manifest, "prune_adopted", |e| e.prune_adopted)? {
         cfg.entries.prune_adopted = p;
@@ -1030,6 +1062,20 @@ mod tests {
         );
         let e = parse("[[block]]\npath = \"x\"\nname = \"n\"\ncontent = \"a\"\non_drift = \"x\"\n");
         assert!(e.as_ref().is_err_and(|e| e.line == 5), "{e:?}");
+        let e = parse("[[block]]\npath = \"x\"\nname = \"n\"\ncontent = \"a\"\n");
+        assert!(
+            e.as_ref()
+                .is_err_and(|e| e.line == 1 && e.message.contains("has no owner")),
+            "{e:?}"
+        );
+        let e = parse(
+            "owner = \"Z\"\n[[block]]\npath = \"x\"\nname = \"n\"\nowner = \" \"\ncontent = \"a\"\n",
+        );
+        assert!(
+            e.as_ref()
+                .is_err_and(|e| e.line == 5 && e.message.contains("`owner` is empty")),
+            "{e:?}"
+        );
         let e = parse("[file]\npath = \"x\"\n");
         assert!(
             e.as_ref().is_err_and(|e| e.message.contains("[[file]]")),

@@ -97,6 +97,12 @@ pub struct EditOptions {
     pub state: StateDir,
     /// Owned entries of strict JSON files.
     pub entries: EntryConfig,
+    /// `sync`/`apply`: a template without regions is a release that ships nothing (the
+    /// owner's regions are pruned) instead of an error.
+    pub allow_empty: bool,
+    /// `sync`/`apply`: the template's format, when its name does not tell it (it must be
+    /// the target's).
+    pub template_format: Option<Format>,
 }
 
 /// How owned entries of strict JSON files are identified and written.
@@ -125,6 +131,8 @@ impl Default for EditOptions {
             validate: None,
             state: StateDir::User,
             entries: EntryConfig::default(),
+            allow_empty: false,
+            template_format: None,
         }
     }
 }
@@ -168,6 +176,12 @@ pub enum Error {
          (markers) cannot be written; sync it from a JSON template instead (owned entries)"
     )]
     MarkersInJson,
+    /// The file's owner has no write permission on it (the mode): it was made read-only.
+    #[error(
+        "is read-only (mode {0:04o}: its owner may not write it), which is how a file is \
+         protected; nothing was written"
+    )]
+    ReadOnly(u32),
     /// The file is larger than 4 GiB, more than a parsed file can hold.
     #[error(
         "is larger than 4 GiB, which demarcate does not handle (it keeps offsets in 32 bits); \
@@ -223,6 +237,109 @@ pub enum TemplateError {
         /// The first blocking problem.
         problem: Problem,
     },
+    /// Its format's own parser rejects it.
+    #[error("{}: the template is not valid {}: {}; fix the template", .path.display(), .format.name(), .message)]
+    Invalid {
+        /// The template.
+        path: PathBuf,
+        /// The format it was read as.
+        format: Format,
+        /// What is wrong, starting with the line.
+        message: String,
+    },
+    /// It is a JSON template whose entries cannot be read.
+    #[error("{}: {} (in the template)", .path.display(), .message)]
+    Entries {
+        /// The template.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// Its format is not the target's.
+    #[error(
+        "{}: the template is {} but the target is {}; a template gives regions of the \
+         target's own format",
+        .path.display(), .template.name(), .target.name()
+    )]
+    Format {
+        /// The template.
+        path: PathBuf,
+        /// Its format.
+        template: Format,
+        /// The target's.
+        target: Format,
+    },
+    /// It holds regions of another owner than the run's.
+    #[error("{}", other_owner_message(.path, .owner, *.mine, .others))]
+    OtherOwner {
+        /// The template.
+        path: PathBuf,
+        /// The run's owner.
+        owner: String,
+        /// How many regions of the run's owner it has.
+        mine: usize,
+        /// The other regions: BEGIN line and identity.
+        others: Vec<(usize, Identity)>,
+    },
+    /// It has no region at all.
+    #[error(
+        "{}: the template has no regions (no BEGIN/END markers), so it gives nothing to sync{}",
+        .path.display(),
+        .owner.as_ref().map(|o| format!(" for owner {o}")).unwrap_or_default()
+    )]
+    NoRegions {
+        /// The template.
+        path: PathBuf,
+        /// The run's owner.
+        owner: Option<String>,
+    },
+}
+
+fn other_owner_message(
+    path: &Path,
+    owner: &str,
+    mine: usize,
+    others: &[(usize, Identity)],
+) -> String {
+    const SHOWN: usize = 5;
+    let mut listed: Vec<String> = others
+        .iter()
+        .take(SHOWN)
+        .map(|(line, id)| format!("line {line}: \"{id}\""))
+        .collect();
+    if others.len() > SHOWN {
+        listed.push(format!("{} more", others.len() - SHOWN));
+    }
+    let owners: BTreeSet<&str> = others.iter().map(|(_, id)| id.owner.as_str()).collect();
+    let owners: Vec<String> = owners
+        .iter()
+        .map(|o| {
+            if o.is_empty() {
+                "(no owner)".to_owned()
+            } else {
+                (*o).to_owned()
+            }
+        })
+        .collect();
+    let first = others.first().map_or(1, |(l, _)| *l);
+    if mine == 0 {
+        format!(
+            "{}:{first}: the template has no region of owner {owner}; its regions are \
+             {}'s ({})",
+            path.display(),
+            owners.join(", "),
+            listed.join(", ")
+        )
+    } else {
+        format!(
+            "{}:{first}: the template mixes owners: besides {mine} region{} of {owner} it \
+             has {}'s ({}); a template holds the regions of one owner",
+            path.display(),
+            if mine == 1 { "" } else { "s" },
+            owners.join(", "),
+            listed.join(", ")
+        )
+    }
 }
 
 /// Something that happened while a file was handled, in order.
@@ -305,6 +422,8 @@ pub struct FileOutcome {
     pub found: bool,
     /// Why the file could not be handled.
     pub error: Option<Error>,
+    /// Where `--backup` copied the old file.
+    pub backup: Option<PathBuf>,
 }
 
 impl FileOutcome {
@@ -457,19 +576,7 @@ fn read_only_bytes(path: &Path, src: &[u8], opts: &EditOptions, check: bool) -> 
         // The keys were read for the duplicate-key report: they go before the format's check,
         // which may hold records of its own as many.
         doc.lexed.keys = crate::lex::Keys::default();
-        let syntax = f.syntax();
-        let rejected = match doc.lexed.unclosed {
-            // A structured format's readers reject a construct left open; a shell or env
-            // file's do not agree on it, so it is reported where an edit meets it.
-            Some(u) if syntax.requires_utf8() => Err(format!(
-                "line {}: the {} opened here is not closed by the end of the file",
-                crate::lines::line_of(src, u.start),
-                u.what
-            )),
-            Some(_) => Ok(()),
-            None => syntax.check_input(&doc),
-        };
-        if let Err(e) = rejected {
+        if let Err(e) = rejected_input(&doc, f) {
             return FileOutcome::failed(path, Some(f), Error::Plan(PlanError::InvalidInput(e)));
         }
     }
@@ -536,7 +643,7 @@ pub fn sync(
     opts: &EditOptions,
     reporter: &dyn Reporter,
 ) -> FileOutcome {
-    let work = |f: Format| template_work(template, f, owner);
+    let work = |f: Format| template_work(template, f, owner, opts);
     edit(path, opts, &work, reporter)
 }
 
@@ -550,10 +657,10 @@ pub fn repair(
 ) -> FileOutcome {
     let work = |f: Format| {
         let regions = match template {
-            Some(t) => match template_op(t, f, None)? {
-                Op::Sync { regions, .. } => regions,
-                _ => Vec::new(),
-            },
+            Some(t) => {
+                let bytes = io::read(t)?.ok_or_else(|| TemplateError::Missing(t.into()))?;
+                template_regions(&bytes, t, f, opts)?
+            }
             None => Vec::new(),
         };
         Ok(Work::Repair(regions))
@@ -592,7 +699,9 @@ pub fn uninstall(owner: &str, opts: &EditOptions, reporter: &dyn Reporter) -> Ve
                 })
             };
             let mut out = edit(&path, &file_opts, &work, reporter);
-            out.found |= out.warnings.iter().any(|w| {
+            // What is kept is a finding, except in a dry run without a check.
+            out.found |= (!opts.dry_run || opts.check)
+                && out.warnings.iter().any(|w| {
                 matches!(w, Warning::Entry(e) if e.kind == entries::WarningKind::EditedNotRemoved)
             });
             outcomes.push(out);
@@ -620,7 +729,8 @@ pub fn uninstall(owner: &str, opts: &EditOptions, reporter: &dyn Reporter) -> Ve
         }
         let ops: Vec<Op> = ids.into_iter().map(Op::Remove).collect();
         let mut out = edit(&path, &file_opts, &|_| Ok(Work::Ops(ops.clone())), reporter);
-        out.found |= out.outcomes.iter().any(|o| o.action == Action::KeptDrifted);
+        out.found |= (!opts.dry_run || opts.check)
+            && out.outcomes.iter().any(|o| o.action == Action::KeptDrifted);
         if out.error.is_none() && !(opts.dry_run || opts.check) {
             // Regions the user already deleted by hand are forgotten too.
             let present: BTreeSet<Identity> = out
@@ -647,15 +757,39 @@ pub fn uninstall(owner: &str, opts: &EditOptions, reporter: &dyn Reporter) -> Ve
     outcomes
 }
 
-/// What syncing a target of format `f` from a template file means: its regions (a marker
-/// format), or an owner's entries (strict JSON; the owner is required).
+/// What syncing a target of format `f` from a template file means: `owner`'s regions (a
+/// marker format), or `owner`'s entries (strict JSON; the owner is required). `owner` is
+/// `None` only for foreign markers, whose blocks have no owner of their own.
 ///
 /// # Errors
-/// A template that cannot be read or used, or no owner for entries.
-pub fn template_work(template: &Path, f: Format, owner: Option<&str>) -> Result<Work, Error> {
+/// A template that cannot be read or used (see [`template_op`]), or no owner for entries.
+pub fn template_work(
+    template: &Path,
+    f: Format,
+    owner: Option<&str>,
+    opts: &EditOptions,
+) -> Result<Work, Error> {
+    let bytes = io::read(template)?.ok_or_else(|| TemplateError::Missing(template.into()))?;
+    template_work_from(&bytes, template, f, owner, opts)
+}
+
+/// [`template_work`] on a template already read.
+///
+/// # Errors
+/// As [`template_work`].
+pub(crate) fn template_work_from(
+    bytes: &[u8],
+    template: &Path,
+    f: Format,
+    owner: Option<&str>,
+    opts: &EditOptions,
+) -> Result<Work, Error> {
     if f != Format::Json {
-        return Ok(Work::Ops(vec![template_op(template, f, owner)?]));
+        return Ok(Work::Ops(vec![template_op_from(
+            bytes, template, f, owner, opts,
+        )?]));
     }
+    template_format(template, bytes, f, opts)?;
     let owner = owner.filter(|o| !o.is_empty()).ok_or_else(|| {
         Error::Usage(
             "owned entries of a strict JSON file need their owner (the file has no markers to \
@@ -663,9 +797,12 @@ pub fn template_work(template: &Path, f: Format, owner: Option<&str>) -> Result<
                 .to_owned(),
         )
     })?;
-    let bytes = io::read(template)?.ok_or_else(|| TemplateError::Missing(template.into()))?;
+    let template = entries_template(bytes).map_err(|e| TemplateError::Entries {
+        path: template.into(),
+        message: e.to_string(),
+    })?;
     Ok(Work::EntriesSync {
-        template: entries_template(&bytes)?,
+        template,
         owner: owner.to_owned(),
     })
 }
@@ -698,55 +835,176 @@ pub fn entries_template(bytes: &[u8]) -> Result<Template, Error> {
     }
 }
 
-/// The sync operation a template file asks for, for a target of format `f`.
+/// The sync operation a template file asks for, for a target of format `f` (see
+/// [`template_work`]).
 ///
 /// # Errors
-/// A template that cannot be read, is not UTF-8, or has damaged markers.
-pub fn template_op(template: &Path, f: Format, owner: Option<&str>) -> Result<Op, TemplateError> {
-    let bytes = io::read(template)?.ok_or_else(|| TemplateError::Missing(template.into()))?;
-    template_op_from(&bytes, template, f, owner)
-}
-
-/// [`template_op`] on a template already read.
-///
-/// # Errors
-/// A template that is not UTF-8 or has damaged markers.
-pub(crate) fn template_op_from(
-    bytes: &[u8],
+/// A template that cannot be read, is not UTF-8, is of another format than the target, is
+/// rejected by its format's parser, has damaged markers, holds a region of another owner
+/// than `owner`, or has no region at all (unless [`EditOptions::allow_empty`]).
+pub fn template_op(
     template: &Path,
     f: Format,
     owner: Option<&str>,
+    opts: &EditOptions,
 ) -> Result<Op, TemplateError> {
+    let bytes = io::read(template)?.ok_or_else(|| TemplateError::Missing(template.into()))?;
+    template_op_from(&bytes, template, f, owner, opts)
+}
+
+/// True when a template of format `t` can give the regions or entries of a target of
+/// format `f`: the same format, text files of any comment style, or JSON with and without
+/// comments (a JSONC template for strict JSON entries, a plain JSON one for JSONC regions).
+fn same_format(t: Format, f: Format) -> bool {
+    t == f
+        || matches!((t, f), (Format::Text(_), Format::Text(_)))
+        || matches!(
+            (t, f),
+            (Format::Json | Format::Jsonc, Format::Json | Format::Jsonc)
+        )
+}
+
+/// Refuses a template whose format (given, or detected as a target's is: by its name, then
+/// its first line) differs from the target's. A template whose format cannot be told is
+/// read as the target's.
+fn template_format(
+    template: &Path,
+    bytes: &[u8],
+    f: Format,
+    opts: &EditOptions,
+) -> Result<(), TemplateError> {
+    let t = match opts.template_format {
+        Some(t) => t,
+        None => format::detect(template, bytes).unwrap_or(f),
+    };
+    if same_format(t, f) {
+        Ok(())
+    } else {
+        Err(TemplateError::Format {
+            path: template.into(),
+            template: t,
+            target: f,
+        })
+    }
+}
+
+/// The template parsed as format `f`: UTF-8, accepted by the format's own parser, markers
+/// undamaged. Every error names the template and its line.
+fn template_doc<'a>(
+    bytes: &'a [u8],
+    template: &Path,
+    f: Format,
+    foreign: Option<&crate::document::Foreign>,
+) -> Result<Document<'a>, TemplateError> {
     if std::str::from_utf8(bytes).is_err() {
         return Err(TemplateError::NotUtf8(template.into()));
     }
-    let doc = Document::parse(bytes, f.syntax());
+    let doc = Document::parse_with(bytes, f.syntax(), foreign);
     if let Some(p) = doc.problems.iter().find(|p| p.kind.blocks()) {
         return Err(TemplateError::Damaged {
             path: template.into(),
             problem: p.clone(),
         });
     }
+    rejected_input(&doc, f).map_err(|message| TemplateError::Invalid {
+        path: template.into(),
+        format: f,
+        message,
+    })?;
+    Ok(doc)
+}
+
+/// What the format's own readers reject in a parsed file (a construct left open, what its
+/// parser refuses), in words that start with the line.
+fn rejected_input(doc: &Document<'_>, f: Format) -> Result<(), String> {
+    let syntax = f.syntax();
+    match doc.lexed.unclosed {
+        // A structured format's readers reject a construct left open; a shell or env
+        // file's do not agree on it, so it is reported where an edit meets it.
+        Some(u) if syntax.requires_utf8() => Err(format!(
+            "line {}: the {} opened here is not closed by the end of the file",
+            crate::lines::line_of(doc.src, u.start),
+            u.what
+        )),
+        Some(_) => Ok(()),
+        None => syntax.check_input(doc),
+    }
+}
+
+/// The regions of a template, for `repair` (every owner's).
+fn template_regions(
+    bytes: &[u8],
+    template: &Path,
+    f: Format,
+    opts: &EditOptions,
+) -> Result<Vec<Desired>, TemplateError> {
+    let doc = template_doc(bytes, template, f, opts.plan.foreign.as_ref())?;
+    Ok(doc
+        .regions
+        .iter()
+        .map(|r| Desired {
+            id: r.id(bytes),
+            body: r.body().of(bytes).to_vec(),
+        })
+        .collect())
+}
+
+/// [`template_op`] on a template already read: the one place every template of `sync` and
+/// `apply` goes through.
+///
+/// # Errors
+/// As [`template_op`].
+pub(crate) fn template_op_from(
+    bytes: &[u8],
+    template: &Path,
+    f: Format,
+    owner: Option<&str>,
+    opts: &EditOptions,
+) -> Result<Op, TemplateError> {
+    template_format(template, bytes, f, opts)?;
+    let doc = template_doc(bytes, template, f, opts.plan.foreign.as_ref())?;
+    let ids: Vec<Identity> = doc.regions.iter().map(|r| r.id(bytes)).collect();
+    if let Some(o) = owner {
+        let others: Vec<(usize, Identity)> = doc
+            .regions
+            .iter()
+            .zip(&ids)
+            .filter(|(_, id)| id.owner != o)
+            .map(|(r, id)| (r.begin.line_no(), id.clone()))
+            .collect();
+        if !others.is_empty() {
+            return Err(TemplateError::OtherOwner {
+                path: template.into(),
+                owner: o.to_owned(),
+                mine: ids.len() - others.len(),
+                others,
+            });
+        }
+    }
+    if ids.is_empty() && !opts.allow_empty {
+        return Err(TemplateError::NoRegions {
+            path: template.into(),
+            owner: owner.map(str::to_owned),
+        });
+    }
     let regions: Vec<Desired> = doc
         .regions
         .iter()
-        .map(|r| (r.id(bytes), r))
-        .filter(|(id, _)| owner.is_none_or(|o| id.owner == o))
-        .map(|(id, r)| Desired {
-            id,
+        .zip(&ids)
+        .map(|(r, id)| Desired {
+            id: id.clone(),
             body: r.body().of(bytes).to_vec(),
         })
         .collect();
     let owners: BTreeSet<String> = match owner {
         Some(o) => [o.to_owned()].into(),
-        None => regions.iter().map(|d| d.id.owner.clone()).collect(),
+        None => ids.iter().map(|id| id.owner.clone()).collect(),
     };
     let places = doc
         .regions
         .iter()
-        .map(|r| (r.id(bytes), r))
-        .filter(|(id, _)| owner.is_none_or(|o| id.owner == o))
-        .filter_map(|(id, r)| f.syntax().home(&doc, r).map(|h| (id, h)))
+        .zip(&ids)
+        .filter_map(|(r, id)| f.syntax().home(&doc, r).map(|h| (id.clone(), h)))
         .collect();
     Ok(Op::Sync {
         regions,
@@ -821,7 +1079,7 @@ fn edit_inner(
         Err(e) => return fail(e.into()),
     };
     let known = dir.as_ref().map(|d| d.get(&canonical)).unwrap_or_default();
-    let (mut out, written) = cx.attempts(&known, dir.as_ref(), read, bytes, ATTEMPTS, false);
+    let (mut out, written) = cx.attempts(&known, dir.as_ref(), read, bytes, ATTEMPTS, None);
     if let Some(w) = written {
         if let (Some(d), Some(s)) = (&mut dir, &store) {
             w.record(d, &canonical, known);
@@ -832,6 +1090,36 @@ fn edit_inner(
         wrote(path, &out, reporter);
     }
     out
+}
+
+/// What a removal that finds nothing to remove says: one warning per region asked for, or
+/// one for an owner's entries.
+fn nothing_to_remove(work: &Work) -> Vec<Warning> {
+    match work {
+        Work::Ops(ops) => ops
+            .iter()
+            .filter_map(|op| match op {
+                Op::Remove(id) => Some(Warning::NothingToRemove {
+                    id: Some(id.clone()),
+                    owner: id.owner.clone(),
+                }),
+                _ => None,
+            })
+            .collect(),
+        Work::EntriesRemove { owner } => vec![Warning::NothingToRemove {
+            id: None,
+            owner: owner.clone(),
+        }],
+        Work::Repair(_) | Work::EntriesSync { .. } => Vec::new(),
+    }
+}
+
+/// The mode of a file its owner may not write (no owner write bit), else `None` (also
+/// when it does not exist).
+fn read_only_mode(real: &Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(real).ok()?.permissions().mode() & 0o7777;
+    (mode & 0o200 == 0).then_some(mode)
 }
 
 /// The directory of a canonical path (whose lock and state record the file shares).
@@ -925,7 +1213,7 @@ impl FileCx<'_> {
         dir: Option<&DirState>,
         read: &io::Snapshot,
         bytes: Option<Vec<u8>>,
-        backed_up: &mut bool,
+        backed_up: &mut Option<PathBuf>,
         sync: bool,
     ) -> Step {
         let (path, opts, reporter) = (self.path, self.opts, self.reporter);
@@ -945,10 +1233,16 @@ impl FileCx<'_> {
             Work::Repair(_) | Work::EntriesSync { .. } => false,
         };
         if missing && (!opts.create || only_removals) {
-            if !opts.create {
+            let mut out = FileOutcome::new(path, Some(f));
+            if only_removals {
+                out.warnings = nothing_to_remove(&work);
+                for w in &out.warnings {
+                    reporter.event(path, &Event::Warning(w));
+                }
+            } else {
                 reporter.event(path, &Event::NotCreated);
             }
-            return Step::Finished(FileOutcome::new(path, Some(f)));
+            return Step::Finished(out);
         }
         if f.syntax().requires_utf8() && std::str::from_utf8(&src).is_err() {
             return Step::Finished(self.fail(Some(f), Error::NotUtf8(f)));
@@ -971,6 +1265,14 @@ impl FileCx<'_> {
         };
         // After a lost update the file does not hold `src` yet: write even an unchanged plan.
         out.changed |= read.pending();
+        // A file its owner may not write was made read-only to protect it: an edit is
+        // refused (also when only shown or checked, which would otherwise promise it).
+        if out.changed
+            && !opts.plan.force
+            && let Some(mode) = read_only_mode(self.real)
+        {
+            return Step::Finished(self.fail(Some(f), Error::ReadOnly(mode)));
+        }
         if opts.dry_run || opts.check {
             return Step::Finished(out);
         }
@@ -1003,14 +1305,17 @@ impl FileCx<'_> {
         {
             return Step::Finished(self.fail(Some(f), Error::Validate(e)));
         }
-        if opts.backup && !*backed_up {
+        if opts.backup && backed_up.is_none() {
             match io::backup(read, &src) {
-                Ok(Some(b)) => reporter.event(path, &Event::BackedUp(&b)),
+                Ok(Some(b)) => {
+                    reporter.event(path, &Event::BackedUp(&b));
+                    *backed_up = Some(b);
+                }
                 Ok(None) => {}
                 Err(e) => return Step::Finished(self.fail(Some(f), e.into())),
             }
-            *backed_up = true;
         }
+        out.backup.clone_from(backed_up);
         // Env bodies (secrets) are kept only for a merge.
         let keep_bodies = f != Format::Env || opts.plan.on_drift == plan::OnDrift::Merge;
         Step::Staged(Box::new(Staged {
@@ -1036,7 +1341,7 @@ impl FileCx<'_> {
         mut read: io::Snapshot,
         mut bytes: Option<Vec<u8>>,
         tries: usize,
-        mut backed_up: bool,
+        mut backed_up: Option<PathBuf>,
     ) -> (FileOutcome, Option<Written>) {
         for _ in 0..tries {
             let s = match self.attempt(known, dir, &read, bytes.take(), &mut backed_up, true) {
@@ -1161,8 +1466,8 @@ struct BatchDir {
 enum Pending {
     Done(FileOutcome, Option<Written>),
     Staged(io::Snapshot, Box<Staged>),
-    Following(io::Following, FileOutcome, Written, bool),
-    Again(io::Snapshot, Option<Vec<u8>>, bool),
+    Following(io::Following, FileOutcome, Written, Option<PathBuf>),
+    Again(io::Snapshot, Option<Vec<u8>>, Option<PathBuf>),
 }
 
 fn run_batch(
@@ -1219,7 +1524,7 @@ fn run_batch(
                 Err(e) => return (di, i, Pending::Done(c.fail(None, e.into()), None)),
             };
             let known = state.map(|s| s.get(c.canonical)).unwrap_or_default();
-            let mut backed_up = false;
+            let mut backed_up = None;
             match c.attempt(&known, state, &read, bytes, &mut backed_up, false) {
                 Step::Finished(out) => (di, i, Pending::Done(out, None)),
                 Step::Recorded(out, w) => (di, i, Pending::Done(out, Some(w))),
@@ -1258,9 +1563,10 @@ fn run_batch(
                 staged,
                 written,
             } = *s;
+            let backed_up = out.backup.clone();
             *p = match staged.rename(read, &src) {
-                Ok(io::Renamed::Following(f)) => Pending::Following(f, out, written, false),
-                Ok(io::Renamed::Changed(s, c)) => Pending::Again(s, c, false),
+                Ok(io::Renamed::Following(f)) => Pending::Following(f, out, written, backed_up),
+                Ok(io::Renamed::Changed(s, c)) => Pending::Again(s, c, backed_up),
                 Err(e) => Pending::Done(cx(*i).fail(Some(written.f), e.into()), None),
             };
         }
@@ -1708,11 +2014,16 @@ fn plan_entries(
         },
     }
     .map_err(|e| failed(e.into()))?;
+    let mut nothing = Vec::new();
+    if registry.is_none() && matches!(work, Work::EntriesRemove { .. }) {
+        nothing = nothing_to_remove(work);
+    }
     let changed = plan.changes(src);
     let mut out = FileOutcome::new(path, Some(f));
     out.changed = changed;
     out.entries.clone_from(&plan.entries);
     out.warnings = plan.warnings.iter().cloned().map(Warning::Entry).collect();
+    out.warnings.extend(nothing);
     for w in &out.warnings {
         reporter.event(path, &Event::Warning(w));
     }

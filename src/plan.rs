@@ -1361,6 +1361,11 @@ impl<'d, 'a> Planner<'d, 'a> {
     fn remove(&mut self, id: &Identity, action: Action, silent: bool) {
         if self.doc.region(id).is_some() {
             self.removals.push((self.seq, id.clone(), action, silent));
+        } else if action == Action::Removed && !silent {
+            self.warnings.push(Warning::NothingToRemove {
+                id: Some(id.clone()),
+                owner: id.owner.clone(),
+            });
         }
     }
 

@@ -44,6 +44,9 @@ pub struct FileReport {
     /// The unified diff of the change (dry runs only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// Where `--backup` copied the old file (only when a copy was made).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup: Option<String>,
 }
 
 /// One region's entry: 64 bytes with no allocation of its own for the usual short owner

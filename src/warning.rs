@@ -64,6 +64,14 @@ pub enum Warning {
         /// The key.
         key: String,
     },
+    /// A removal matched nothing: the region (or, for strict JSON, any entry of the owner)
+    /// is not in the file.
+    NothingToRemove {
+        /// The region asked for; `None` for an owner's entries.
+        id: Option<Identity>,
+        /// The owner.
+        owner: String,
+    },
     /// The file is written, but the state store (merge bases, regions written) could not be
     /// updated.
     StateNotSaved {
@@ -96,6 +104,7 @@ impl Warning {
             | Self::NotMerged { id, .. }
             | Self::NotRemoved { id, .. }
             | Self::KeyKept { id, .. } => Some(id),
+            Self::NothingToRemove { id, .. } => id.as_ref(),
             Self::StateNotSaved { .. } | Self::Entry(_) | Self::Metadata { .. } => None,
         }
     }
@@ -160,6 +169,13 @@ impl fmt::Display for Warning {
             Self::StateNotSaved { reason } => write!(
                 f,
                 "the edit is written, but the state store could not be updated: {reason}"
+            ),
+            Self::NothingToRemove { id: Some(id), .. } => {
+                write!(f, "region \"{id}\" is not in the file; nothing was removed")
+            }
+            Self::NothingToRemove { id: None, owner } => write!(
+                f,
+                "owner {owner} has no entries recorded in this file; nothing was removed"
             ),
         }
     }

@@ -148,6 +148,8 @@ fn a_user_edit_is_kept_and_checked_and_markers_are_refused() {
         &[
             "set",
             "settings.json",
+            "--owner",
+            "ZYLOS",
             "--name",
             "x",
             "--content",

@@ -10,6 +10,7 @@ mod entries;
 mod entries_books;
 mod entries_cli;
 mod entries_rules;
+mod exits;
 mod formats;
 mod fuzz_corpus;
 mod jsonc;

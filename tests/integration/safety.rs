@@ -158,7 +158,10 @@ fn lines_appended_by_another_program_during_edits_are_never_lost() {
     let (mut runs, mut written, mut refused) = (0, 0, Vec::new());
     while appender.try_wait().expect("wait").is_none() {
         let o = if runs % 3 == 2 {
-            util::run(dir.path(), &["sync", "log.sh", "--template", "t.sh"])
+            util::run(
+                dir.path(),
+                &["sync", "log.sh", "--owner", "ZYLOS", "--template", "t.sh"],
+            )
         } else {
             util::run(
                 dir.path(),

@@ -227,7 +227,14 @@ struct History<'a> {
 
 fn sync(dir: &Path, h: &History<'_>, template: &str, extra: &[&str]) -> std::process::Output {
     std::fs::write(dir.join(h.template), template).expect("template");
-    let mut args = vec!["sync", h.target, "--template", h.template];
+    let mut args = vec![
+        "sync",
+        h.target,
+        "--template",
+        h.template,
+        "--owner",
+        "ZYLOS",
+    ];
     args.extend(&h.args);
     args.extend(extra);
     util::run(dir, &args)
