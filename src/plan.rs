@@ -542,6 +542,14 @@ pub fn plan(
             outcomes[i].action = Action::Adopted;
         }
     }
+    // Where each region inserted by `sync` must end up: its template home.
+    let homed: Vec<(Identity, Home)> = pending
+        .iter()
+        .filter_map(|item| match &item.how {
+            How::Sync { homes, .. } => homes.iter().find(|(id, _)| id == &item.desired.id).cloned(),
+            How::At(_) => None,
+        })
+        .collect();
     let mut created = Vec::new();
     for item in pending {
         let unchanged = (new == doc.src).then_some(doc);
@@ -602,6 +610,9 @@ pub fn plan(
             });
         }
     }
+    if new != doc.src {
+        check_result(syntax, opts, &new, &homed)?;
+    }
     let mut order: Vec<(usize, Outcome)> = seqs.into_iter().zip(outcomes).collect();
     order.sort_by_key(|(s, _)| *s);
     let checked = if new == doc.src { None } else { checked };
@@ -613,6 +624,48 @@ pub fn plan(
         dropped,
         checked,
     })
+}
+
+/// The last check of an edit, on its final bytes: the format's check of the whole result,
+/// and every region `sync` inserted is in its template's container (its entries under the
+/// template's parent keys, in the template's kind of collection), whatever the stages did.
+fn check_result(
+    syntax: &dyn Syntax,
+    opts: &Options,
+    new: &[u8],
+    homed: &[(Identity, Home)],
+) -> Result<(), PlanError> {
+    syntax.validate_result(new).map_err(PlanError::Invalid)?;
+    if homed.is_empty() {
+        return Ok(());
+    }
+    let after = Document::parse_with(new, syntax, opts.foreign.as_ref());
+    for (id, want) in homed {
+        // A seed whose every key the file already had was left out.
+        let Some(r) = after.region(id) else { continue };
+        let Some(have) = syntax.home(&after, r) else {
+            continue;
+        };
+        if !same_home(&have, want) {
+            return Err(PlanError::Place(format!(
+                "\"{id}\" would land in {} instead of {} where the template has it (its \
+                 line {})",
+                home_name(&have),
+                home_name(want),
+                want.line
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A home for a message: its container's keys, `/`-separated (`/` for the top level).
+fn home_name(h: &Home) -> String {
+    if h.path.is_empty() {
+        return "the top level".to_owned();
+    }
+    let keys: Vec<&str> = h.path.iter().map(|s| s.key.as_str()).collect();
+    format!("`/{}`", keys.join("/"))
 }
 
 /// True when two homes name the same container.

@@ -206,6 +206,16 @@ pub trait Syntax: Lexer {
         Ok(())
     }
 
+    /// Checks an edit's final bytes once, after all its stages: what only the whole result
+    /// can show (YAML: every alias comes after its anchor; a stage in between may hold an
+    /// alias whose anchor a later insertion of the same edit brings).
+    ///
+    /// # Errors
+    /// What is wrong with `new`.
+    fn validate_result(&self, _new: &[u8]) -> Result<(), String> {
+        Ok(())
+    }
+
     /// Why the file must not be edited at all unless the edit is forced (a signed PowerShell
     /// script, whose signature any edit breaks). `None`: it may be edited.
     fn refuse(&self, _doc: &Document<'_>) -> Option<String> {

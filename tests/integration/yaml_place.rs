@@ -11,6 +11,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::util;
+use crate::yaml_tree::merged;
 
 const USER: &str = "\
 # my compose file
@@ -156,21 +157,6 @@ fn pyyaml(path: &Path) -> Option<Value> {
     Some(serde_json::from_slice(&o.stdout).expect("json from python"))
 }
 
-/// `b` merged into `a`, mapping by mapping.
-fn merged(a: Value, b: Value) -> Value {
-    match (a, b) {
-        (Value::Object(mut a), Value::Object(b)) => {
-            for (k, v) in b {
-                let old = a.remove(&k).unwrap_or(Value::Null);
-                a.insert(k, merged(old, v));
-            }
-            Value::Object(a)
-        }
-        (a, Value::Null) => a,
-        (_, b) => b,
-    }
-}
-
 fn sync(dir: &Path, template: &str, extra: &[&str]) -> std::process::Output {
     std::fs::write(dir.join("template.yml"), template).expect("template");
     let mut args = vec![
@@ -307,4 +293,172 @@ fn set_at_a_missing_path_creates_it_and_remove_takes_it_away() {
             "round trip"
         );
     }
+}
+
+/// The file after `sync` with `template`, checked to hold the user's entries and the
+/// template's, each in its own mapping, as a YAML parser reads them.
+fn synced_structure(original: &str, template: &str) -> String {
+    let dir = tempfile::tempdir().expect("dir");
+    let target = dir.path().join("compose.yml");
+    std::fs::write(&target, original).expect("target");
+    let o = sync(dir.path(), template, &[]);
+    assert_eq!(util::code(&o), 0, "{original:?}: {}", util::stderr(&o));
+    let text = std::fs::read_to_string(&target).expect("result");
+    let want = merged(
+        crate::yaml_tree::parse(original).expect("original parses"),
+        crate::yaml_tree::parse(template).expect("template parses"),
+    );
+    let got = crate::yaml_tree::parse(&text).unwrap_or_else(|e| panic!("{e}:\n{text}"));
+    assert_eq!(got, want, "from {original:?}:\n{text}");
+    let again = sync(dir.path(), template, &["--check"]);
+    assert_eq!(util::code(&again), 0, "not converged:\n{text}");
+    text
+}
+
+#[test]
+fn several_regions_after_a_blank_line_land_in_their_mapping() {
+    // A blank line under `services:` once read as content: every region went to the top
+    // level (exit 0, valid YAML, compose saw no services).
+    let template = "\
+services:
+
+  # BEGIN ZYLOS MANAGED web
+  web:
+    image: nginx
+  # END ZYLOS MANAGED web
+
+  # BEGIN ZYLOS MANAGED db
+  db:
+    image: postgres
+
+  # END ZYLOS MANAGED db
+  # BEGIN ZYLOS MANAGED cache
+  cache:
+    image: redis
+  # END ZYLOS MANAGED cache
+";
+    for original in [
+        "",
+        USER,
+        "name: app\nservices:\n\n    mine:\n        image: busybox\n",
+        "name: app\n",
+    ] {
+        synced_structure(original, template);
+    }
+}
+
+#[test]
+fn root_regions_go_after_directives_and_the_document_start() {
+    let template = "\
+# BEGIN ZYLOS MANAGED top
+top: 1
+# END ZYLOS MANAGED top
+services:
+  # BEGIN ZYLOS MANAGED web
+  web:
+    image: nginx
+  # END ZYLOS MANAGED web
+";
+    for original in [
+        "%YAML 1.2\n---\nname: app\n",
+        "%YAML 1.2\n# a comment\n---\n",
+        "%YAML 1.2\n%TAG !e! tag:example.com,2000:\n--- # the document\nname: app\n",
+        "---\nname: app\n",
+    ] {
+        let text = synced_structure(original, template);
+        let start = original.find("---").expect("document start");
+        let line_end = start + original[start..].find('\n').expect("line end") + 1;
+        assert!(
+            text.starts_with(&original[..line_end]),
+            "the preamble moved:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn an_alias_and_the_anchor_it_needs_arrive_in_one_run() {
+    let dir = tempfile::tempdir().expect("dir");
+    let target = dir.path().join("compose.yml");
+    std::fs::write(&target, USER).expect("target");
+    let r1 = "\
+services:
+  # BEGIN ZYLOS MANAGED web
+  web:
+    image: nginx
+  # END ZYLOS MANAGED web
+";
+    // Release 2 makes web use an anchor the same run brings: the update is planned before
+    // the insertion, and only the whole result must resolve every alias.
+    let r2 = "\
+# BEGIN ZYLOS MANAGED flags
+x-flags: &flags
+  restart: unless-stopped
+# END ZYLOS MANAGED flags
+services:
+  # BEGIN ZYLOS MANAGED web
+  web:
+    <<: *flags
+    image: nginx
+  # END ZYLOS MANAGED web
+  # BEGIN ZYLOS MANAGED db
+  db:
+    <<: *flags
+    image: postgres
+  # END ZYLOS MANAGED db
+";
+    for t in [r1, r2] {
+        let o = sync(dir.path(), t, &[]);
+        assert_eq!(util::code(&o), 0, "{}", util::stderr(&o));
+    }
+    let text = std::fs::read_to_string(&target).expect("result");
+    let got = crate::yaml_tree::parse(&text).unwrap_or_else(|e| panic!("{e}:\n{text}"));
+    let want = merged(
+        crate::yaml_tree::parse(USER).expect("user"),
+        crate::yaml_tree::parse(r2).expect("template"),
+    );
+    assert_eq!(got, want, "{text}");
+}
+
+#[test]
+fn a_move_that_would_put_an_alias_before_its_anchor_is_refused() {
+    let dir = tempfile::tempdir().expect("dir");
+    let target = dir.path().join("compose.yml");
+    std::fs::write(&target, "svc:\n  k: 1\n").expect("target");
+    let o = util::run(
+        dir.path(),
+        &[
+            "set",
+            "compose.yml",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "flags",
+            "--at",
+            "/",
+            "--content",
+            "x-flags: &flags\n  a: 1\n",
+        ],
+    );
+    assert_eq!(util::code(&o), 0, "{}", util::stderr(&o));
+    // The user's own key uses the anchor, after the region.
+    let text = std::fs::read_to_string(&target).expect("file");
+    let end = text.find("# END ZYLOS MANAGED flags\n").expect("region") + 26;
+    let edited = format!("{}web:\n  <<: *flags\n{}", &text[..end], &text[end..]);
+    std::fs::write(&target, &edited).expect("edit");
+    // The next release moves the anchor into `svc`, after the user's alias.
+    let template = "\
+svc:
+  # BEGIN ZYLOS MANAGED flags
+  x-flags: &flags
+    a: 1
+  # END ZYLOS MANAGED flags
+";
+    let o = sync(dir.path(), template, &[]);
+    assert_eq!(util::code(&o), 2, "{}", util::stderr(&o));
+    assert!(
+        util::stderr(&o).contains("alias would come before the anchor"),
+        "{}",
+        util::stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&target).expect("file"), edited);
 }

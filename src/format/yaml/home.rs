@@ -38,17 +38,31 @@ fn doc_marker(line: &[u8]) -> bool {
     marker_line(line, b"---") || marker_line(line, b"...")
 }
 
-/// The root collection of the first document.
+/// The root collection of the first document: after its preamble (blank lines, comments,
+/// `%` directives and the `---` that starts it), at its first content line, or before the
+/// region that holds that line.
 fn root(doc: &Document<'_>) -> Coll {
     let src = doc.src;
     let mut start = bom_len(src);
+    let mut at = start;
+    while at < src.len() {
+        let end = line_end(src, at);
+        let line = &src[at..end];
+        if marker_line(line, b"---") {
+            start = end;
+            break;
+        }
+        let text = &line[indent(line)..];
+        if !(blank_line(text) || text[0] == b'#' || text[0] == b'%') {
+            break;
+        }
+        at = end;
+    }
     if let Some(first) = next_content(doc, start) {
         // Before a region that holds the first entry, never inside it.
         start = doc
             .region_at(first.start)
             .map_or(first.start, |r| r.begin.line().start);
-    } else if src[start..].starts_with(b"---") {
-        start = line_end(src, start);
     }
     Coll { key: None, start }
 }

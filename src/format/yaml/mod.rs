@@ -181,6 +181,9 @@ impl Syntax for Yaml {
     fn validate(&self, old: &Document<'_>, new: &Document<'_>) -> Result<(), String> {
         let (error, after) = parse(new.src);
         match error {
+            // An alias whose anchor a later stage of the same edit inserts: the whole
+            // result is checked once more (`validate_result`).
+            Some(e) if e.unknown_anchor => Ok(()),
             None => {
                 // A region after a `...` document end would be a document of its own, which
                 // single-document readers reject or ignore. With one document at most in the
@@ -197,18 +200,47 @@ impl Syntax for Yaml {
                 Ok(())
             }
             Some(e) if parse(old.src).0.as_ref() == Some(&e) => {
-                Err(format!("the file is not valid YAML: {e}"))
+                Err(format!("the file is not valid YAML: {}", e.message))
             }
-            Some(e) => Err(format!("{e} (YAML)")),
+            Some(e) => Err(format!("{} (YAML)", e.message)),
+        }
+    }
+
+    fn validate_result(&self, new: &[u8]) -> Result<(), String> {
+        match parse(new).0 {
+            None => Ok(()),
+            Some(e) if e.unknown_anchor => Err(format!(
+                "{}: an alias would come before the anchor it names (YAML reads anchors \
+                 in order); the region that defines the anchor must come first: move it \
+                 above in the template or the file",
+                e.message
+            )),
+            Some(e) => Err(format!("{} (YAML)", e.message)),
         }
     }
 }
 
+/// What the YAML parser rejects first.
+#[derive(Debug, PartialEq, Eq)]
+struct ParseError {
+    /// `line L, column C: what`.
+    message: String,
+    /// An alias names an anchor not defined before it.
+    unknown_anchor: bool,
+}
+
 /// Parses `src` with a full YAML 1.2 parser, in one pass: the first error as
 /// `line L, column C: what`, and the number of documents that start before it.
-fn parse(src: &[u8]) -> (Option<String>, usize) {
+fn parse(src: &[u8]) -> (Option<ParseError>, usize) {
     let Ok(text) = std::str::from_utf8(src) else {
-        return (Some("the file is not UTF-8".to_owned()), 0);
+        let message = "the file is not UTF-8".to_owned();
+        return (
+            Some(ParseError {
+                message,
+                unknown_anchor: false,
+            }),
+            0,
+        );
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut documents = 0;
@@ -218,8 +250,15 @@ fn parse(src: &[u8]) -> (Option<String>, usize) {
             Ok(_) => {}
             Err(e) => {
                 let m = e.marker();
-                let msg = format!("line {}, column {}: {}", m.line(), m.col() + 1, e.info());
-                return (Some(msg), documents);
+                let message = format!("line {}, column {}: {}", m.line(), m.col() + 1, e.info());
+                let unknown_anchor = e.info().contains("unknown anchor");
+                return (
+                    Some(ParseError {
+                        message,
+                        unknown_anchor,
+                    }),
+                    documents,
+                );
             }
         }
     }
@@ -314,9 +353,10 @@ fn indent(line: &[u8]) -> usize {
     r.map_or(0, |(_, s)| s.len())
 }
 
-/// True when `line` (from its indentation on) holds nothing but blanks.
+/// True when `line` (from its indentation on) holds nothing but blanks (and its line end:
+/// the placement walks pass whole lines).
 fn blank_line(line: &[u8]) -> bool {
-    line.iter().all(|b| is_blank(*b))
+    line.iter().all(|b| is_blank(*b) || *b == b'\n')
 }
 
 /// `block_header`: `|` or `>`, then an indentation indicator and a chomping indicator in
@@ -871,7 +911,7 @@ impl Lx<'_> {
 
 /// True when `line` starts with the document marker `mark` followed by a blank or its end.
 fn marker_line(line: &[u8], mark: &[u8]) -> bool {
-    line.starts_with(mark) && line.get(3).is_none_or(|b| is_blank(*b))
+    line.starts_with(mark) && line.get(3).is_none_or(|b| is_blank(*b) || *b == b'\n')
 }
 
 /// True when a `-` entry indicator (followed by a blank or the line's end) is at `at`.
