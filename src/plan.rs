@@ -74,6 +74,13 @@ pub struct Options {
     /// Write-once regions: inserted only when absent (without the keys the file already
     /// assigns there), never updated or pruned.
     pub seeds: BTreeSet<Identity>,
+    /// The line break of the lines written (`"\n"` or `"\r\n"`); `None`: the file's own.
+    pub eol: Option<&'static str>,
+    /// Update regions only where they are: a missing one is not inserted (a warning, and
+    /// the action [`Action::NotInserted`]).
+    pub no_insert: bool,
+    /// With [`Options::no_insert`]: a missing region is an error ([`PlanError::Missing`]).
+    pub require: bool,
 }
 
 /// A line an older installer wrote: its text (whitespace around it ignored) or a regular
@@ -170,6 +177,9 @@ impl Default for Options {
             created: Vec::new(),
             adopt: Vec::new(),
             seeds: BTreeSet::new(),
+            eol: None,
+            no_insert: false,
+            require: false,
         }
     }
 }
@@ -213,6 +223,8 @@ pub enum Action {
     Pruned,
     /// Added in place of the lines an older installer wrote without markers.
     Adopted,
+    /// Missing, and left out: the edit only updates regions that are there.
+    NotInserted,
 }
 
 impl Action {
@@ -228,6 +240,7 @@ impl Action {
             Self::Merged => "merged",
             Self::Pruned => "pruned",
             Self::Adopted => "adopted",
+            Self::NotInserted => "not-inserted",
         }
     }
 }
@@ -287,6 +300,17 @@ impl Plan {
 /// Why an edit cannot be planned. Nothing is written in any of these cases.
 #[derive(Clone, Debug, thiserror::Error)]
 pub enum PlanError {
+    /// A region that must be there to be updated is not.
+    #[error(
+        "region \"{id}\" (owner \"{}\", name \"{}\") is not in the file, and it was \
+         required to be there: it was not inserted",
+        .id.owner,
+        .id.name
+    )]
+    Missing {
+        /// The region.
+        id: Identity,
+    },
     /// Structural damage in the file.
     #[error("{}", blocked_message(.0))]
     Blocked(Vec<Problem>),
@@ -487,7 +511,7 @@ pub fn plan(
         let cur: &Document<'_> = if new == doc.src {
             doc
         } else {
-            parsed = Document::parse_with(&new, syntax, opts.foreign.as_ref());
+            parsed = reparse(&new, syntax, opts);
             &parsed
         };
         let mut q = Planner::new(cur, syntax, opts);
@@ -523,7 +547,7 @@ pub fn plan(
             if !matches!(outcomes[i].action, Action::Unchanged | Action::Updated) {
                 continue;
             }
-            let cur = Document::parse_with(&new, syntax, opts.foreign.as_ref());
+            let cur = reparse(&new, syntax, opts);
             let lines = adoptable(&cur, &outcomes[i].id, &opts.adopt);
             if lines.is_empty() {
                 continue;
@@ -566,7 +590,7 @@ pub fn plan(
     // (Without such containers on record there is nothing to look for: no lexing.)
     if new != doc.src && !opts.created.is_empty() {
         while let Some((c, mut splices)) = {
-            let cur = Document::parse_with(&new, syntax, opts.foreign.as_ref());
+            let cur = reparse(&new, syntax, opts);
             opts.created
                 .iter()
                 .filter(|c| !dropped.contains(c))
@@ -587,7 +611,7 @@ pub fn plan(
         if !dropped.is_empty() {
             // Checked on its own: the structure taken away is no user's, so comparing with
             // the file before (TOML's scope check) would only see headers go.
-            let after = Document::parse_with(&new, syntax, opts.foreign.as_ref());
+            let after = reparse(&new, syntax, opts);
             syntax
                 .validate(&after, &after)
                 .map_err(PlanError::Invalid)?;
@@ -613,6 +637,15 @@ pub fn plan(
         dropped,
         checked,
     })
+}
+
+/// Parses bytes an edit made, with the line break the options ask for.
+fn reparse<'a>(src: &'a [u8], syntax: &dyn Syntax, opts: &Options) -> Document<'a> {
+    let mut doc = Document::parse_with(src, syntax, opts.foreign.as_ref());
+    if let Some(eol) = opts.eol {
+        doc.eol = eol;
+    }
+    doc
 }
 
 /// True when two homes name the same container.
@@ -675,7 +708,7 @@ fn insert_pending(
         let cur: &Document<'_> = match parsed.take() {
             Some(d) => d,
             None => {
-                fresh = Document::parse_with(bytes, syntax, opts.foreign.as_ref());
+                fresh = reparse(bytes, syntax, opts);
                 &fresh
             }
         };
@@ -791,7 +824,7 @@ fn validate(
     {
         return Err(PlanError::Refused(reason));
     }
-    let doc = Document::parse_with(new, syntax, opts.foreign.as_ref());
+    let doc = reparse(new, syntax, opts);
     // Every duplicate, those listed and those only counted past the cap.
     let dups = |d: &Document<'_>| -> usize {
         d.problems
@@ -949,7 +982,7 @@ impl<'d, 'a> Planner<'d, 'a> {
     }
 
     fn eol(&self) -> &'static str {
-        self.doc.eol
+        self.opts.eol.unwrap_or(self.doc.eol)
     }
 
     /// The body with the file's line endings and a final line break.
@@ -1136,6 +1169,15 @@ impl<'d, 'a> Planner<'d, 'a> {
     fn set(&mut self, d: &Desired, how: How, rewrap: Option<&At>) -> Result<(), PlanError> {
         let body = self.render_body(&d.body);
         let Some(r) = self.doc.region(&d.id) else {
+            if self.opts.no_insert || self.opts.require {
+                if self.opts.require {
+                    return Err(PlanError::Missing { id: d.id.clone() });
+                }
+                self.warnings
+                    .push(Warning::NotInserted { id: d.id.clone() });
+                self.outcome(&d.id, Action::NotInserted, None);
+                return Ok(());
+            }
             if self.opts.known.contains(&d.id.to_string()) {
                 let left_out = self.opts.respect_removals;
                 self.warnings.push(Warning::DeletedByHand {
