@@ -91,7 +91,7 @@ pub use lex::{
 };
 pub use lines::eol_of;
 pub use marker::{Identity, Marker};
-pub use place::{At, AtError, Created, Home, Step};
+pub use place::{At, AtError, Created, Home, Step, spans_lines};
 pub use plan::{
     Action, Adopt, Checked, OnDrift, Op, Options as PlanOptions, Outcome, Plan, PlanError, plan,
 };

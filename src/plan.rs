@@ -1109,6 +1109,24 @@ impl<'d, 'a> Planner<'d, 'a> {
                     Ok(bom)
                 }
             }
+            At::After(re) if crate::place::spans_lines(re) => match self.find_across(re, false) {
+                Some(m) => {
+                    // After the line the match ends on (a match ending in its line break
+                    // ends at the next line's start).
+                    let at_start = m.end == 0 || src[m.end - 1] == b'\n';
+                    let end = if at_start || m.end == src.len() {
+                        m.end
+                    } else {
+                        line_end(src, m.end)
+                    };
+                    Ok(self.skip_inner(end))
+                }
+                None => self.end_of_file(),
+            },
+            At::Before(re) if crate::place::spans_lines(re) => match self.find_across(re, true) {
+                Some(m) => Ok(line_start(src, m.start).max(bom)),
+                None => self.end_of_file(),
+            },
             At::After(re) => match self.find_line(re, false) {
                 Some(line) => Ok(self.skip_inner(line.end)),
                 None => self.end_of_file(),
@@ -1139,6 +1157,24 @@ impl<'d, 'a> Planner<'d, 'a> {
             Some(s) if s.start <= offset => s.end,
             _ => offset,
         }
+    }
+
+    /// The first match of `re` over the whole text that touches no region (and, with
+    /// `must_start_clean`, whose first line starts at the top level), as Ansible's
+    /// `insertafter` with a multi-line pattern.
+    fn find_across(&self, re: &Regex, must_start_clean: bool) -> Option<Span> {
+        let src = self.doc.src;
+        re.find_iter(src)
+            .map(|m| Span::new(m.start(), m.end()))
+            .find(|m| {
+                let last = m.end.max(m.start + 1).min(src.len()) - 1;
+                let touches = self.doc.regions.iter().any(|r| {
+                    let span = r.span();
+                    span.start <= last && m.start < span.end
+                });
+                let start = line_start(src, m.start);
+                !touches && (!must_start_clean || !self.doc.lexed.is_inner(start))
+            })
     }
 
     /// The first line outside regions whose text (without line ending) matches `re`.
