@@ -86,6 +86,14 @@ pub struct Entry {
     pub adopt: Vec<String>,
     /// `seed`: the names of the write-once regions (`[[block]]`: its own name when true).
     pub seeds: Vec<String>,
+    /// `no_insert`: update the regions only where they are.
+    pub no_insert: Option<bool>,
+    /// `require`: a missing region is an error (implies `no_insert`).
+    pub require: Option<bool>,
+    /// `encoding`: the target's encoding.
+    pub encoding: Option<crate::codec::Encoding>,
+    /// `line_ending`: the line ending of the lines written.
+    pub line_ending: Option<crate::codec::LineEnding>,
 }
 
 /// What an entry asks for.
@@ -122,6 +130,10 @@ const FILE_KEYS: &[&str] = &[
     "prune_adopted",
     "allow_empty",
     "template_format",
+    "no_insert",
+    "require",
+    "encoding",
+    "line_ending",
 ];
 const BLOCK_KEYS: &[&str] = &[
     "path",
@@ -135,6 +147,10 @@ const BLOCK_KEYS: &[&str] = &[
     "on_drift",
     "adopt",
     "seed",
+    "no_insert",
+    "require",
+    "encoding",
+    "line_ending",
 ];
 
 impl Manifest {
@@ -340,10 +356,28 @@ impl EntryCx<'_> {
         if let Some(a) = &at {
             At::parse(a).map_err(|e| self.err(Some("at"), format!("`at`: {e}")))?;
         }
-        let create = match self.table.get("create") {
+        let create = self.flag("create")?;
+        let no_insert = self.flag("no_insert")?;
+        let require = self.flag("require")?;
+        let encoding = match self.string("encoding")? {
             None => None,
-            Some(v) => Some(v.as_bool().ok_or_else(|| {
-                self.err(Some("create"), "`create` must be true or false".to_owned())
+            Some(e) => Some(crate::codec::Encoding::from_name(&e).ok_or_else(|| {
+                self.err(
+                    Some("encoding"),
+                    format!(
+                        "encoding `{e}`: unknown; use {}",
+                        crate::codec::Encoding::ALL.map(|e| e.name()).join(", ")
+                    ),
+                )
+            })?),
+        };
+        let line_ending = match self.string("line_ending")? {
+            None => None,
+            Some(l) => Some(crate::codec::LineEnding::from_name(&l).ok_or_else(|| {
+                self.err(
+                    Some("line_ending"),
+                    format!("line_ending `{l}`: use lf, crlf or cr"),
+                )
             })?),
         };
         let on_drift = match self.string("on_drift")?.as_deref() {
@@ -484,7 +518,22 @@ impl EntryCx<'_> {
             on_drift,
             keys,
             prune_adopted,
+            no_insert,
+            require,
+            encoding,
+            line_ending,
         })
+    }
+
+    /// A key that must be true or false, if given.
+    fn flag(&self, key: &str) -> Result<Option<bool>, ManifestError> {
+        match self.table.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_bool()
+                .map(Some)
+                .ok_or_else(|| self.err(Some(key), format!("`{key}` must be true or false"))),
+        }
     }
 }
 
@@ -779,6 +828,19 @@ fn target_config(
     }
     if let Some(p) = agree(t, manifest, "prune_adopted", |e| e.prune_adopted)? {
         cfg.entries.prune_adopted = p;
+    }
+    if let Some(n) = agree(t, manifest, "no_insert", |e| e.no_insert)? {
+        cfg.plan.no_insert = n;
+    }
+    if let Some(r) = agree(t, manifest, "require", |e| e.require)? {
+        cfg.plan.require = r;
+        cfg.plan.no_insert |= r;
+    }
+    if let Some(e) = agree(t, manifest, "encoding", |e| e.encoding)? {
+        cfg.codec.encoding = e;
+    }
+    if let Some(l) = agree(t, manifest, "line_ending", |e| e.line_ending)? {
+        cfg.codec.line_ending = Some(l);
     }
     for e in &t.entries {
         let region = match &e.what {

@@ -277,6 +277,14 @@ struct ReadArgs {
     /// An empty line after a new region (Ansible's append_newline); removed with it.
     #[arg(long)]
     blank_after: bool,
+    /// The files' encoding: utf-8 (default), utf-16le, utf-16be, latin-1 (iso-8859-1),
+    /// windows-1252; read, edited and written back in it, with the byte order mark they had.
+    #[arg(long, value_name = "ENCODING", value_parser = encoding_names())]
+    encoding: Option<String>,
+    /// The line ending of the lines written: lf, crlf, or cr (only in a file whose lines all
+    /// end in CR). Default: the file's own.
+    #[arg(long, value_name = "EOL", value_parser = ["lf", "crlf", "cr"])]
+    line_ending: Option<String>,
 }
 
 /// Owned entries of strict JSON files.
@@ -318,6 +326,12 @@ struct PlaceArgs {
     /// Do not create a missing target; skip it.
     #[arg(long)]
     no_create: bool,
+    /// Only update regions that are there: a missing one is not inserted (a warning).
+    #[arg(long)]
+    no_insert: bool,
+    /// As --no-insert, but a missing region is an error (exit 2).
+    #[arg(long)]
+    require: bool,
     /// A line an older installer wrote without markers (`re:REGEX` for a pattern): the
     /// inserted region takes its place and it goes. Repeatable.
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
@@ -381,6 +395,16 @@ enum ColorArg {
     Auto,
     Always,
     Never,
+}
+
+/// The `--encoding` values: every encoding's name, and the other names they go by.
+fn encoding_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        demarcate::Encoding::ALL
+            .iter()
+            .map(|e| e.name())
+            .chain(["iso-8859-1"]),
+    )
 }
 
 /// The `--format` values: `auto`, then every format's name.
@@ -674,6 +698,7 @@ fn error_text(path: &Path, e: &Error, command: Command) -> String {
             "{p}: {e} (make it writable with `chmod u+w`, or pass --force to write it anyway; \
              the mode is kept)"
         ),
+        Error::Codec(_) => format!("{p}: {e}; nothing was written"),
         Error::Detect(d) => {
             let hint = match d {
                 DetectError::Unknown => format!(
@@ -1315,6 +1340,16 @@ fn config(parts: &Parts<'_>) -> Result<EditOptions, String> {
         }
         opts.plan.blank_before = r.blank_before;
         opts.plan.blank_after = r.blank_after;
+        if let Some(e) = &r.encoding {
+            opts.codec.encoding = demarcate::Encoding::from_name(e)
+                .ok_or_else(|| format!("--encoding {e}: unknown encoding"))?;
+        }
+        if let Some(l) = &r.line_ending {
+            opts.codec.line_ending = Some(
+                demarcate::LineEnding::from_name(l)
+                    .ok_or_else(|| format!("--line-ending {l}: use lf, crlf or cr"))?,
+            );
+        }
         let (begin, end) = match &r.marker {
             Some(m) if m.contains("{mark}") => (
                 Some(m.replace("{mark}", "BEGIN")),
@@ -1363,6 +1398,8 @@ fn config(parts: &Parts<'_>) -> Result<EditOptions, String> {
             At::parse(p.at.as_deref().unwrap_or_default()).map_err(|e| format!("--at {e}"))?;
         opts.plan.hash = !p.no_hash;
         opts.create = !p.no_create;
+        opts.plan.no_insert = p.no_insert || p.require;
+        opts.plan.require = p.require;
         opts.plan.adopt = p
             .adopt
             .iter()

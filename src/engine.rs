@@ -33,6 +33,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::codec::{Codec, CodecError};
 use crate::document::{Desired, Document, State};
 use crate::entries::{self, EntryError, EntryOptions, EntryReport, KeyRules, Template};
 use crate::format::{self, DetectError, Format};
@@ -103,6 +104,8 @@ pub struct EditOptions {
     /// `sync`/`apply`: the template's format, when its name does not tell it (it must be
     /// the target's).
     pub template_format: Option<Format>,
+    /// The files' encoding and the line ending of the lines written.
+    pub codec: Codec,
 }
 
 /// How owned entries of strict JSON files are identified and written.
@@ -133,6 +136,7 @@ impl Default for EditOptions {
             entries: EntryConfig::default(),
             allow_empty: false,
             template_format: None,
+            codec: Codec::default(),
         }
     }
 }
@@ -188,6 +192,9 @@ pub enum Error {
          nothing was written"
     )]
     TooLarge,
+    /// The file cannot be read in its encoding, or the result cannot be written in it.
+    #[error(transparent)]
+    Codec(#[from] CodecError),
 }
 
 impl Error {
@@ -514,10 +521,25 @@ pub fn inspect(src: &[u8], opts: &EditOptions, check: bool) -> FileOutcome {
         state: StateDir::None,
         ..opts.clone()
     };
-    read_only_bytes(path, src, &opts, check)
+    match opts.codec.decode(src) {
+        Ok(d) => read_only_bytes(path, &d.text, &opts, check),
+        Err(e) => FileOutcome::failed(path, opts.format, e.into()),
+    }
 }
 
 fn read_only(path: &Path, opts: &EditOptions, check: bool) -> FileOutcome {
+    if opts.codec != Codec::default() {
+        // Another encoding, or CR lines: decoded as an edit would decode them.
+        let raw = match io::read_raw(path) {
+            Ok(Some(s)) => s,
+            Ok(None) => return FileOutcome::failed(path, opts.format, Error::NoSuchFile),
+            Err(e) => return FileOutcome::failed(path, opts.format, e.into()),
+        };
+        return match opts.codec.decode(&raw) {
+            Ok(d) => read_only_bytes(path, &d.text, opts, check),
+            Err(e) => FileOutcome::failed(path, opts.format, e.into()),
+        };
+    }
     let src = match io::read_mapped(path) {
         Ok(Some(s)) => s,
         Ok(None) => return FileOutcome::failed(path, opts.format, Error::NoSuchFile),
@@ -1218,8 +1240,13 @@ impl FileCx<'_> {
     ) -> Step {
         let (path, opts, reporter) = (self.path, self.opts, self.reporter);
         let missing = bytes.is_none();
-        let src = bytes.unwrap_or_default();
-        let f = match detect(path, opts, &src) {
+        let raw = bytes.unwrap_or_default();
+        let decoded = match opts.codec.decode(&raw) {
+            Ok(d) => d,
+            Err(e) => return Step::Finished(self.fail(None, e.into())),
+        };
+        let src: &[u8] = &decoded.text;
+        let f = match detect(path, opts, src) {
             Ok(f) => entries_format(path, f, opts, known),
             Err(e) => return Step::Finished(self.fail(None, e)),
         };
@@ -1244,13 +1271,13 @@ impl FileCx<'_> {
             }
             return Step::Finished(out);
         }
-        if f.syntax().requires_utf8() && std::str::from_utf8(&src).is_err() {
+        if f.syntax().requires_utf8() && std::str::from_utf8(src).is_err() {
             return Step::Finished(self.fail(Some(f), Error::NotUtf8(f)));
         }
         let planned = if f == Format::Json {
-            plan_entries(path, &src, &work, opts, known, reporter)
+            plan_entries(path, src, &work, opts, known, reporter)
         } else {
-            plan_parsed(path, f, &src, &work, opts, known, dir, reporter).map(|(out, p)| {
+            plan_parsed(path, f, src, &work, opts, known, dir, reporter).map(|(out, p)| {
                 let record = Record::Regions {
                     outcomes: p.outcomes,
                     created: p.created,
@@ -1265,6 +1292,11 @@ impl FileCx<'_> {
         };
         // After a lost update the file does not hold `src` yet: write even an unchanged plan.
         out.changed |= read.pending();
+        // Written in the file's encoding: a character it cannot hold fails even a dry run.
+        let new = match opts.codec.encode(&new, &decoded) {
+            Ok(n) => n.into_owned(),
+            Err(e) => return Step::Finished(self.fail(Some(f), e.into())),
+        };
         // A file its owner may not write was made read-only to protect it: an edit is
         // refused (also when only shown or checked, which would otherwise promise it).
         if out.changed
@@ -1306,7 +1338,7 @@ impl FileCx<'_> {
             return Step::Finished(self.fail(Some(f), Error::Validate(e)));
         }
         if opts.backup && backed_up.is_none() {
-            match io::backup(read, &src) {
+            match io::backup(read, &raw) {
                 Ok(Some(b)) => {
                     reporter.event(path, &Event::BackedUp(&b));
                     *backed_up = Some(b);
@@ -1320,7 +1352,7 @@ impl FileCx<'_> {
         let keep_bodies = f != Format::Env || opts.plan.on_drift == plan::OnDrift::Merge;
         Step::Staged(Box::new(Staged {
             out,
-            src,
+            src: raw,
             staged,
             written: Written {
                 f,
@@ -1692,7 +1724,10 @@ fn plan_parsed(
     store: Option<&DirState>,
     reporter: &dyn Reporter,
 ) -> Result<(FileOutcome, plan::Plan), Box<FileOutcome>> {
-    let doc = Document::parse_with(src, f.syntax(), opts.plan.foreign.as_ref());
+    let mut doc = Document::parse_with(src, f.syntax(), opts.plan.foreign.as_ref());
+    if let Some(eol) = opts.codec.eol() {
+        doc.eol = eol;
+    }
     let failed = |e: Error| {
         let mut out = FileOutcome::failed(path, Some(f), e);
         out.regions = report::regions(doc.src, &doc.regions, &[]);
@@ -1800,6 +1835,11 @@ pub fn filter(
                 Error::Usage("standard input has no name to tell its format by".to_owned()),
             ))
         })?;
+        let decoded = opts
+            .codec
+            .decode(src)
+            .map_err(|e| Box::new(FileOutcome::failed(path, Some(f), e.into())))?;
+        let src: &[u8] = &decoded.text;
         if f.syntax().requires_utf8() && std::str::from_utf8(src).is_err() {
             return Err(Box::new(FileOutcome::failed(
                 path,
@@ -1808,7 +1848,7 @@ pub fn filter(
             )));
         }
         let work = work(f).map_err(|e| Box::new(FileOutcome::failed(path, Some(f), e)))?;
-        plan_parsed(
+        let (out, planned) = plan_parsed(
             path,
             f,
             src,
@@ -1817,10 +1857,15 @@ pub fn filter(
             &FileState::default(),
             None,
             reporter,
-        )
+        )?;
+        let new = opts
+            .codec
+            .encode(&planned.new, &decoded)
+            .map_err(|e| Box::new(FileOutcome::failed(path, Some(f), e.into())))?;
+        Ok((out, new.into_owned()))
     })();
     let (out, new) = match result {
-        Ok((out, planned)) => (out, planned.new),
+        Ok((out, new)) => (out, new),
         Err(out) => (*out, src.to_vec()),
     };
     if let Some(e) = &out.error {
@@ -2046,6 +2091,7 @@ fn plan_options(
 ) -> plan::Options {
     let canonical = Path::new(&known.path);
     let mut p = opts.plan.clone();
+    p.eol = opts.codec.eol().or(p.eol);
     p.eof_break_added = doc
         .regions
         .iter()

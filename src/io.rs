@@ -23,7 +23,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io::{Read as _, Write as _};
+use std::io::{Read, Write as _};
 use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
 use std::os::unix::fs::{FileExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
@@ -56,9 +56,21 @@ pub enum IoError {
     Binary(PathBuf),
     /// The file starts with a UTF-16 byte order mark.
     #[error(
-        "{0}: is UTF-16 (it starts with a UTF-16 byte order mark); refusing to edit it: convert it to UTF-8 first (e.g. `iconv -f UTF-16 -t UTF-8`)"
+        "{0}: is UTF-16 (it starts with a UTF-16 byte order mark); refusing to edit it: convert it to UTF-8 first (e.g. `iconv -f UTF-16 -t UTF-8`), or name its encoding (--encoding utf-16le or utf-16be)"
     )]
     Utf16(PathBuf),
+    /// The file is larger than [`MAX_FILE`].
+    #[error(
+        "{path}: is {size} bytes, over the limit of 256 MiB ({limit} bytes) for a file demarcate reads; refusing it before reading it; nothing was written"
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// The file changed under us too often.
     #[error("{0}: the file kept changing while it was being edited; try again")]
     Busy(PathBuf),
@@ -412,15 +424,29 @@ fn refuse_special(path: &Path, meta: &std::fs::Metadata) -> Result<(), IoError> 
     Ok(())
 }
 
-/// Opens a regular file for reading and reads it; `None` when it does not exist. Anything
-/// else than a regular file (after following symlinks) is refused before it is opened; the
-/// open itself does not block (a FIFO swapped in meanwhile) and its result is checked again.
-fn open_regular(path: &Path) -> Result<Option<(File, Vec<u8>)>, IoError> {
-    Ok(open_regular_id(path)?.map(|(f, b, _)| (f, b)))
+/// The largest file demarcate reads (SPEC, "Limits"): a target, template or manifest over
+/// it is refused before it is read.
+pub const MAX_FILE: u64 = 256 << 20;
+
+/// Refuses a file over [`MAX_FILE`] from its metadata, before anything reads it.
+fn refuse_large(path: &Path, meta: &std::fs::Metadata) -> Result<(), IoError> {
+    if meta.len() > MAX_FILE {
+        return Err(IoError::TooLarge {
+            path: path.to_path_buf(),
+            size: meta.len(),
+            limit: MAX_FILE,
+        });
+    }
+    Ok(())
 }
 
-/// [`open_regular`], with the file's device and inode (from the same `fstat`).
-fn open_regular_id(path: &Path) -> Result<Option<(File, Vec<u8>, FileId)>, IoError> {
+/// Opens a regular file for reading and reads it, with its device and inode (from the same
+/// `fstat`); `None` when it does not exist. Anything else than a regular file (after
+/// following symlinks) is refused before it is opened; the open itself does not block (a
+/// FIFO swapped in meanwhile) and its result is checked again. With `sniff`,
+/// a UTF-16 or binary file is refused; without it the bytes are handed out as they are, for
+/// the caller to decode (an edit decodes every file it reads, in `Codec::decode`).
+fn open_regular_id(path: &Path, sniff: bool) -> Result<Option<(File, Vec<u8>, FileId)>, IoError> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -434,12 +460,21 @@ fn open_regular_id(path: &Path) -> Result<Option<(File, Vec<u8>, FileId)>, IoErr
         .map_err(|e| at(path, e))?;
     let meta = file.metadata().map_err(|e| at(path, e))?;
     refuse_special(path, &meta)?;
+    refuse_large(path, &meta)?;
     let len = usize::try_from(meta.len()).unwrap_or(0);
-    let bytes = read_sized(&file, len).map_err(|e| at(path, e))?;
-    if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
+    // A file that grows past the limit while it is read is cut there and refused.
+    let bytes = read_sized(&mut (&file).take(MAX_FILE + 1), len).map_err(|e| at(path, e))?;
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(IoError::TooLarge {
+            path: path.to_path_buf(),
+            size: bytes.len() as u64,
+            limit: MAX_FILE,
+        });
+    }
+    if sniff && (bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF")) {
         return Err(IoError::Utf16(path.to_path_buf()));
     }
-    if memchr::memchr(0, &bytes).is_some() {
+    if sniff && memchr::memchr(0, &bytes).is_some() {
         return Err(IoError::Binary(path.to_path_buf()));
     }
     Ok(Some((file, bytes, (meta.dev(), meta.ino()))))
@@ -447,7 +482,7 @@ fn open_regular_id(path: &Path) -> Result<Option<(File, Vec<u8>, FileId)>, IoErr
 
 /// Reads an open file of about `len` bytes to its end, from where it stands: the buffer is
 /// sized once (`read_to_end` would ask the size and position again).
-fn read_sized(mut file: &File, len: usize) -> std::io::Result<Vec<u8>> {
+fn read_sized(file: &mut impl Read, len: usize) -> std::io::Result<Vec<u8>> {
     let mut bytes = vec![0u8; len.saturating_add(1)];
     let mut filled = 0;
     loop {
@@ -470,7 +505,16 @@ fn read_sized(mut file: &File, len: usize) -> std::io::Result<Vec<u8>> {
 /// # Errors
 /// A directory, a device, FIFO or socket, an unreadable file, a binary file.
 pub(crate) fn read(path: &Path) -> Result<Option<Vec<u8>>, IoError> {
-    Ok(open_regular(path)?.map(|(_, bytes)| bytes))
+    Ok(open_regular_id(path, true)?.map(|(_, bytes, _)| bytes))
+}
+
+/// Reads a file's bytes as they are, for the caller to decode; `None` when it does not
+/// exist.
+///
+/// # Errors
+/// As [`read`], but for UTF-16 and binary files.
+pub(crate) fn read_raw(path: &Path) -> Result<Option<Vec<u8>>, IoError> {
+    Ok(open_regular_id(path, false)?.map(|(_, bytes, _)| bytes))
 }
 
 /// The bytes of a file read by [`read_mapped`]: copied into memory, or mapped.
@@ -515,6 +559,7 @@ pub(crate) fn read_mapped(path: &Path) -> Result<Option<Contents>, IoError> {
         Err(e) => return Err(at(path, e)),
     };
     refuse_special(path, &meta)?;
+    refuse_large(path, &meta)?;
     if meta.len() < MAP_FROM {
         return Ok(read(path)?.map(Contents::Read));
     }
@@ -525,6 +570,7 @@ pub(crate) fn read_mapped(path: &Path) -> Result<Option<Contents>, IoError> {
         .map_err(|e| at(path, e))?;
     let meta = file.metadata().map_err(|e| at(path, e))?;
     refuse_special(path, &meta)?;
+    refuse_large(path, &meta)?;
     // SAFETY: the mapping is read-only and private to this process; its bytes are only ever
     // read as `&[u8]`. Another program changing the file meanwhile can change what is read
     // (as a concurrent write would with `read`), and truncating it raises SIGBUS (see above).
@@ -555,12 +601,14 @@ pub(crate) struct Snapshot {
     seen: Option<Vec<u8>>,
 }
 
-/// Reads `path` for an edit: the open file and its bytes (`None` when it does not exist).
+/// Reads `path` for an edit: the open file and its bytes as they are (`None` when it does
+/// not exist); the edit decodes them (a UTF-16 or binary file is refused there unless its
+/// encoding is given).
 ///
 /// # Errors
-/// As [`read`].
+/// As [`read`], but for UTF-16 and binary files.
 pub(crate) fn snapshot(path: &Path) -> Result<(Snapshot, Option<Vec<u8>>), IoError> {
-    let (file, bytes, id) = match open_regular_id(path)? {
+    let (file, bytes, id) = match open_regular_id(path, false)? {
         Some((f, b, id)) => (Some(f), Some(b), Some(id)),
         None => (None, None, None),
     };
@@ -1160,7 +1208,7 @@ fn redo(
     written: &[u8],
 ) -> Result<(Snapshot, Option<Vec<u8>>), IoError> {
     let old_now = read_all_at(old).map_err(|e| at(&target, e))?;
-    let Some((file, now)) = open_regular(&target)? else {
+    let Some((file, now, _)) = open_regular_id(&target, false)? else {
         return Err(IoError::LostUpdate(target));
     };
     let Some(appended) = now.strip_prefix(written) else {

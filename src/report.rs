@@ -81,6 +81,8 @@ pub enum RegionState {
     Unhashed,
     /// The command removed the region (or it was deleted by hand and left out).
     Removed,
+    /// Not in the file, and not inserted (an update-only edit).
+    Absent,
 }
 
 impl RegionState {
@@ -92,6 +94,7 @@ impl RegionState {
             Self::Drifted => "drifted",
             Self::Unhashed => "unhashed",
             Self::Removed => "removed",
+            Self::Absent => "absent",
         }
     }
 }
@@ -175,7 +178,8 @@ pub(crate) fn regions_as_read(src: &[u8], mut regions: Vec<Region>) -> Vec<Regio
 /// Region entries for `regions` (of the file after the command, read from `src`), with the
 /// actions of `outcomes`; removed regions are listed with the lines they had, and regions
 /// deleted by hand and left out (`--respect-removals`) with state `removed`, action
-/// `kept-drifted` and lines 0.
+/// `kept-drifted` and lines 0, and regions an update-only edit did not insert with state
+/// `absent`, action `not-inserted` and lines 0.
 #[must_use]
 pub(crate) fn regions(src: &[u8], regions: &[Region], outcomes: &[Outcome]) -> Vec<RegionReport> {
     let ids: Vec<crate::marker::Identity> = regions.iter().map(|r| r.id(src)).collect();
@@ -205,6 +209,15 @@ pub(crate) fn regions(src: &[u8], regions: &[Region], outcomes: &[Outcome]) -> V
                 begin_line: line(b),
                 end_line: line(e),
                 state: RegionState::Removed,
+                action: o.action,
+            });
+        } else if o.action == Action::NotInserted {
+            out.push(RegionReport {
+                owner: o.id.owner.as_str().into(),
+                name: o.id.name.as_str().into(),
+                begin_line: 0,
+                end_line: 0,
+                state: RegionState::Absent,
                 action: o.action,
             });
         }

@@ -520,7 +520,7 @@ impl DirState {
                 Action::Removed | Action::Pruned => {
                     known.regions.remove(&key);
                 }
-                Action::Unchanged | Action::KeptDrifted => {}
+                Action::Unchanged | Action::KeptDrifted | Action::NotInserted => {}
             }
         }
         self.set(canonical, known, bodies);

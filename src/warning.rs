@@ -72,6 +72,12 @@ pub enum Warning {
         /// The owner.
         owner: String,
     },
+    /// A region is not in the file and was not inserted: the edit only updates regions
+    /// that are there.
+    NotInserted {
+        /// The region.
+        id: Identity,
+    },
     /// The file is written, but the state store (merge bases, regions written) could not be
     /// updated.
     StateNotSaved {
@@ -103,7 +109,8 @@ impl Warning {
             | Self::KeptDrifted { id, .. }
             | Self::NotMerged { id, .. }
             | Self::NotRemoved { id, .. }
-            | Self::KeyKept { id, .. } => Some(id),
+            | Self::KeyKept { id, .. }
+            | Self::NotInserted { id } => Some(id),
             Self::NothingToRemove { id, .. } => id.as_ref(),
             Self::StateNotSaved { .. } | Self::Entry(_) | Self::Metadata { .. } => None,
         }
@@ -165,6 +172,11 @@ impl fmt::Display for Warning {
                 f,
                 "line {line}: region \"{id}\": `{key}` was changed by hand and by the template; \
                  your value is kept, the rest of the update is merged"
+            ),
+            Self::NotInserted { id } => write!(
+                f,
+                "region \"{id}\" is not in the file; not inserted (only regions already there \
+                 are updated)"
             ),
             Self::StateNotSaved { reason } => write!(
                 f,
