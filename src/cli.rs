@@ -322,6 +322,10 @@ struct WriteArgs {
     /// Run CMD on the new file before it replaces the old one (`%s` is its path).
     #[arg(long, value_name = "CMD")]
     validate: Option<String>,
+    /// Wait at most SECS for the lock of a file's folder that another run holds (0: try
+    /// once); then the file fails (exit 2).
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    lock_timeout: u64,
 }
 
 /// Output.
@@ -566,7 +570,15 @@ fn problem_report(p: &Problem) -> ProblemReport {
 fn error_text(path: &Path, e: &Error) -> String {
     let p = path.display();
     match e {
+        Error::Io(e @ demarcate::IoError::LockTimeout { .. }) => {
+            format!("{e} (or wait longer with --lock-timeout SECS)")
+        }
         Error::Io(e) => e.to_string(),
+        Error::Store(e) => e.to_string(),
+        Error::HardLinked(_) => {
+            format!("{p}: {e} (pass --force to write it anyway and split the link)")
+        }
+        Error::ValidateChanged | Error::DanglingAsRoot(_) => format!("{p}: {e}"),
         Error::Template(e) => e.to_string(),
         Error::Usage(msg) => msg.clone(),
         Error::NoSuchFile | Error::NotUtf8(_) | Error::TooLarge => format!("{p}: {e}"),
@@ -840,6 +852,7 @@ where
             content_file,
             ..
         } => {
+            opts.owner = Some(id.owner.clone()).filter(|o| !o.is_empty());
             let desired = identity(id, &opts).and_then(|identity| {
                 if is_stdin(target) && content_file.as_deref().is_some_and(is_stdin) {
                     return Err("standard input cannot be both the target (`-`) and the \
@@ -858,6 +871,7 @@ where
             });
         }
         Cmd::Remove { target, id, .. } => {
+            opts.owner = Some(id.owner.clone()).filter(|o| !o.is_empty());
             let work = |f: Format| {
                 if f == Format::Json && id.name.is_none() {
                     if id.owner.is_empty() {
@@ -890,6 +904,7 @@ where
             ..
         } => {
             opts.plan.respect_removals = *respect_removals;
+            opts.owner.clone_from(owner);
             let work = |f: Format| demarcate::template_work(template, f, owner.as_deref());
             for t in targets {
                 outcomes.push(one(t, &opts, &work, &out));
@@ -975,9 +990,11 @@ fn one(
     }
     let (o, new) = demarcate::filter(&src, opts, work, out);
     // A filter always hands on the file: the new bytes, or the old ones when the edit
-    // failed (so a pipeline never loses the file). Not with a dry run or a check, and not
-    // with --json, whose report is standard output.
-    if !(opts.dry_run || opts.check || out.json) {
+    // failed (so a pipeline never loses the file) — but nothing when the input itself is
+    // refused (UTF-16, NUL bytes), as file mode would refuse to read it. Not with a dry run
+    // or a check, and not with --json, whose report is standard output.
+    let refused = o.error.as_ref().is_some_and(Error::refuses_input);
+    if !(opts.dry_run || opts.check || out.json || refused) {
         let _ = std::io::stdout().lock().write_all(&new);
     }
     o
@@ -1095,6 +1112,7 @@ fn config(parts: &Parts<'_>) -> Result<EditOptions, String> {
         opts.check = w.check;
         opts.backup = w.backup;
         opts.validate.clone_from(&w.validate);
+        opts.lock_timeout = std::time::Duration::from_secs(w.lock_timeout);
     }
     Ok(opts)
 }

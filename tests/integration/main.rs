@@ -17,6 +17,7 @@ mod props;
 mod regression;
 mod safety;
 mod samples;
+mod store;
 mod toml;
 mod toml_plan;
 mod upgrade;
