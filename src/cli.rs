@@ -1155,6 +1155,13 @@ fn print_read_only(o: &FileOutcome, out: &Printer, check: bool) {
         out.error(&error_text(&o.path, e));
         return;
     }
+    for w in &o.warnings {
+        out.warn(&format!(
+            "{}: {}",
+            o.path.display(),
+            warning_text(w, out.command)
+        ));
+    }
     if out.json {
         return;
     }

@@ -463,21 +463,41 @@ fn read_only_bytes(path: &Path, src: &[u8], opts: &EditOptions, check: bool) -> 
     if f.syntax().requires_utf8() && std::str::from_utf8(src).is_err() {
         return FileOutcome::failed(path, Some(f), Error::NotUtf8(f));
     }
-    let known = opts
+    let canonical = canonical_path(&io::resolve(path).unwrap_or_else(|_| path.into()));
+    let dir = opts
         .state
         .store()
         .filter(|_| path != Path::new("-"))
-        .map(|s| {
-            s.load(&canonical_path(
-                &io::resolve(path).unwrap_or_else(|_| path.into()),
-            ))
-        })
+        .map(|s| s.dir(&dir_of(&canonical)))
         .transpose();
-    let known = match known {
-        Ok(k) => k.unwrap_or_default(),
+    let dir = match dir {
+        Ok(d) => d,
         Err(e) => return FileOutcome::failed(path, Some(f), e.into()),
     };
-    let f = entries_format(path, f, opts, &known);
+    let known = dir.as_ref().map(|d| d.get(&canonical)).unwrap_or_default();
+    // A record that does not read is said by every command, reading ones too.
+    let corrupt = dir
+        .as_ref()
+        .and_then(DirState::corrupt)
+        .map(|c| Warning::StateCorrupt {
+            record: c.record.clone(),
+            reason: c.reason.clone(),
+            moved: c.moved.clone(),
+        });
+    let mut out = read_only_known(path, src, f, opts, check, &known);
+    out.warnings.extend(corrupt);
+    out
+}
+
+fn read_only_known(
+    path: &Path,
+    src: &[u8],
+    f: Format,
+    opts: &EditOptions,
+    check: bool,
+    known: &FileState,
+) -> FileOutcome {
+    let f = entries_format(path, f, opts, known);
     if f == Format::Json {
         let mut out = FileOutcome::new(path, Some(f));
         let registries: Vec<(String, entries::Registry)> = known
@@ -485,7 +505,7 @@ fn read_only_bytes(path: &Path, src: &[u8], opts: &EditOptions, check: bool) -> 
             .iter()
             .map(|(o, e)| (o.clone(), e.registry.clone()))
             .collect();
-        let specs = rule_specs(opts, &known, None);
+        let specs = rule_specs(opts, known, None);
         let home = home();
         let resolve = resolve_path;
         let eopts = entry_options(opts, home.as_deref(), &resolve);
@@ -940,6 +960,26 @@ fn edit_inner(
     out
 }
 
+/// The text format in the comment a region was written with, when the run removes regions
+/// the store knows were written so and was not told a comment other than the default: a
+/// region written with `--comment '//'` is found again by a plain `remove`.
+fn recorded_comment(f: Format, work: &Work, known: &FileState) -> Option<Format> {
+    if f != Format::text(crate::format::text::CommentStyle::Hash) {
+        return None;
+    }
+    let Work::Ops(ops) = work else {
+        return None;
+    };
+    ops.iter()
+        .filter_map(|o| match o {
+            Op::Remove(id) => known.regions.get(&id.to_string()),
+            _ => None,
+        })
+        .find_map(|r| r.style.comment.as_deref())
+        .and_then(crate::format::text::CommentStyle::from_spelling)
+        .map(Format::text)
+}
+
 /// Run as root, a symlinked target whose destination does not exist is refused: creating
 /// the file would create it wherever the link's owner pointed it.
 fn dangling_as_root(path: &Path, real: &Path) -> Result<(), Error> {
@@ -1095,6 +1135,7 @@ impl FileCx<'_> {
             Ok(w) => w,
             Err(e) => return Step::Finished(self.fail(Some(f), e)),
         };
+        let f = recorded_comment(f, &work, known).unwrap_or(f);
         let only_removals = match &work {
             Work::Ops(ops) => ops.iter().all(|o| matches!(o, Op::Remove(_))),
             Work::EntriesRemove { .. } => true,

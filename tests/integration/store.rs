@@ -377,6 +377,26 @@ fn every_marker_style_is_remembered_by_uninstall() {
 }
 
 #[test]
+fn remove_finds_a_region_in_the_comment_it_was_written_with() {
+    let dir = tempfile::tempdir().expect("tmp");
+    for (name, comment) in [("a.conf", "//"), ("b.conf", "<!-- -->"), ("c.conf", ";")] {
+        std::fs::write(dir.path().join(name), "keep = 1\n").expect("write");
+        let mut args = set(name, "Z", "n", "x = 2");
+        args.extend(["--comment", comment]);
+        let o = run(dir.path(), &args);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let o = run(dir.path(), &["remove", name, "--owner", "Z", "--name", "n"]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(name)).expect("read"),
+            "keep = 1\n",
+            "{comment}: {}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
 fn a_corrupt_record_is_loud_kept_aside_and_makes_uninstall_fail() {
     let dir = tempfile::tempdir().expect("tmp");
     let store = dir.path().join(".state/demarcate");
@@ -385,6 +405,14 @@ fn a_corrupt_record_is_loud_kept_aside_and_makes_uninstall_fail() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let record = record_of(&store, dir.path());
     std::fs::write(&record, b"{\"dir\": tru").expect("corrupt");
+    // Reading commands say it too.
+    let o = run(dir.path(), &["list", "rc.sh"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&record.display().to_string()),
+        "{}",
+        stderr(&o)
+    );
     // Uninstall cannot know what the owner wrote there: a warning naming it, exit 1.
     let o = run(dir.path(), &["uninstall", "--owner", "Z"]);
     assert_eq!(code(&o), 1, "{}", stderr(&o));
