@@ -4,7 +4,8 @@
 //! The write path, as the pipeline uses it (docs/safety.md states the promises):
 //!
 //! 1. [`resolve`] follows symlinks to the file really edited;
-//! 2. [`lock`] takes the directory's advisory lock (calling back after a second of waiting)
+//! 2. [`lock_dir`] takes the directory's lock, a lock file the state store opened (calling
+//!    back after a second of waiting, giving up after the caller's timeout)
 //!    and removes temporary files an earlier killed run left there;
 //! 3. [`snapshot`] refuses anything but a regular file *before* opening it for reading, then
 //!    reads it and keeps it open;
@@ -191,7 +192,7 @@ fn parent_of(path: &Path) -> PathBuf {
 // ---------------------------------------------------------------------------------------
 // The directory lock and stale temporary files
 
-/// How long [`lock`] waits quietly before it calls its `waiting` callback.
+/// How long [`lock_dir`] waits quietly before it calls its `waiting` callback.
 pub(crate) const LOCK_PATIENCE: Duration = Duration::from_secs(1);
 
 /// An advisory lock on the directory holding a file: concurrent demarcate runs editing
