@@ -752,7 +752,12 @@ fn forget(
     which: &dyn Fn(&String, &crate::state::RegionState) -> bool,
 ) -> Result<(), Error> {
     let dir = dir_of(canonical);
-    let _lock = lock_dir(Some(store), &dir, opts.lock_timeout, &mut |_| {})?;
+    // A folder that is gone has no files anyone could edit meanwhile.
+    let _lock = if dir.is_dir() {
+        Some(lock_dir(Some(store), &dir, opts.lock_timeout, &mut |_| {})?)
+    } else {
+        None
+    };
     let mut now = store.load(canonical)?;
     let before = now.regions.len();
     now.regions.retain(|k, r| !which(k, r));
@@ -1425,6 +1430,9 @@ fn run_batch(
             if let Err(e) = &d.lock {
                 let err = Error::Io(IoError::Io(std::io::Error::other(e.clone())));
                 return (di, i, Pending::Done(c.fail(None, err), None));
+            }
+            if let Err(e) = dangling_as_root(c.path, c.real) {
+                return (di, i, Pending::Done(c.fail(None, e), None));
             }
             let (mut read, bytes) = match io::snapshot(c.real) {
                 Ok(s) => s,

@@ -570,4 +570,13 @@ fn as_root_a_link_to_a_missing_file_is_refused() {
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
     assert!(!dir.path().join("gone.sh").exists());
+    // apply's batches follow the same rule.
+    std::fs::write(
+        dir.path().join("m.toml"),
+        "owner = \"Z\"\n[[block]]\npath = \"rc.sh\"\nname = \"a\"\ncontent = \"echo a\"\n",
+    )
+    .expect("manifest");
+    let o = run(dir.path(), &["apply", "m.toml"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(!dir.path().join("gone.sh").exists());
 }
