@@ -219,12 +219,17 @@ impl Error {
     }
 
     /// The input itself is refused (UTF-16, NUL bytes, not UTF-8 where the format needs
-    /// it, too large): a filter then hands nothing on, as no file would be written.
+    /// it, too large, rejected by the format's parser): a filter then hands nothing on, as
+    /// no file would be read. (An edit refused for what it would do — damaged markers, a
+    /// drift policy — is not this.)
     #[must_use]
     pub const fn refuses_input(&self) -> bool {
         matches!(
             self,
-            Self::Io(IoError::Utf16(_) | IoError::Binary(_)) | Self::NotUtf8(_) | Self::TooLarge
+            Self::Io(IoError::Utf16(_) | IoError::Binary(_))
+                | Self::NotUtf8(_)
+                | Self::TooLarge
+                | Self::Plan(PlanError::InvalidInput(_) | PlanError::OpenFile { .. })
         )
     }
 }

@@ -503,6 +503,22 @@ fn filter_input_is_checked_as_a_files() {
         let o = run(dir.path(), &set("f.sh", "Z", "a", "x=1"));
         assert_eq!(code(&o), 2, "{}", stderr(&o));
     }
+    // A TOML file must be UTF-8: so must TOML on standard input.
+    let toml = [
+        "set",
+        "-",
+        "--format",
+        "toml",
+        "--owner",
+        "Z",
+        "--name",
+        "a",
+        "--content",
+        "x = 1",
+    ];
+    let o = util::run_with_stdin(dir.path(), &toml, Some(b"a = \"\xff\"\n"));
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(o.stdout.is_empty(), "nothing on stdout");
     let list = ["list", "-", "--format", "shell"];
     let o = util::run_with_stdin(dir.path(), &list, Some(b"a\x00b\n"));
     assert_eq!(code(&o), 2, "{}", stderr(&o));
