@@ -461,6 +461,25 @@ mod tests {
             Err(StoreError::Link(_))
         ));
         assert_eq!(std::fs::read(victim.join("keep"))?, b"x");
+        // A link at a lock file; a FIFO at a record (never opened to block).
+        symlink(victim.join("keep"), root.path().join("dirs/k.lock"))?;
+        assert!(matches!(
+            root.lock_file(&["dirs"], "k.lock"),
+            Err(StoreError::Link(_))
+        ));
+        let fifo = root.path().join("dirs/f.json");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes())?;
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(matches!(
+            root.read(&fifo),
+            Err(StoreError::Unexpected { .. })
+        ));
+        assert!(matches!(
+            root.remove(&fifo),
+            Err(StoreError::Unexpected { .. })
+        ));
+        assert_eq!(std::fs::read(victim.join("keep"))?, b"x");
         // A link at the root itself.
         let linked = Root::new(t.path().join("linked"), false);
         symlink(&victim, linked.path())?;

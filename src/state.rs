@@ -755,7 +755,13 @@ impl DirState {
                 Action::Removed | Action::Pruned => {
                     known.regions.remove(&key);
                 }
-                Action::Unchanged | Action::KeptDrifted => {}
+                // A region left as it was is found in this run's style: records of an
+                // earlier version, which kept no style, learn it.
+                Action::Unchanged | Action::KeptDrifted => {
+                    if let Some(entry) = known.regions.get_mut(&key) {
+                        entry.style.clone_from(style);
+                    }
+                }
             }
         }
         self.set(canonical, known, bodies);
@@ -860,13 +866,43 @@ mod tests {
     }
 
     #[test]
-    fn a_corrupt_record_reads_as_empty() -> Result<(), Box<dyn std::error::Error>> {
+    fn a_corrupt_record_is_reported_and_moved_aside_never_overwritten()
+    -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let store = Store::at(dir.path().to_path_buf());
         let target = Path::new("/x/y");
         std::fs::create_dir_all(dir.path().join("dirs"))?;
-        std::fs::write(store.dir_record(Path::new("/x")), b"{not json")?;
-        assert!(store.load(target)?.regions.is_empty());
+        let path = store.dir_record(Path::new("/x"));
+        std::fs::write(&path, b"{not json")?;
+        let d = store.dir(Path::new("/x"))?;
+        assert!(
+            d.get(target).regions.is_empty(),
+            "its content is not guessed"
+        );
+        assert_eq!(d.corrupt().map(|c| c.record.clone()), Some(path.clone()));
+        let known = store.known_files()?;
+        assert!(known.files.is_empty());
+        assert_eq!(known.corrupt.len(), 1);
+        // A run that saves the directory's record keeps the corrupt one aside.
+        let ins = [outcome("a", Action::Inserted, Some(("aa", b"A\n")))];
+        let mut d = store.dir(Path::new("/x"))?;
+        let known = d.get(target);
+        d.record(target, known, &ins, true, &Style::default());
+        store.save_dir(&mut d)?;
+        let aside = dir.path().join("dirs").join(format!(
+            "{}.corrupt",
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default()
+        ));
+        assert_eq!(
+            d.corrupt().and_then(|c| c.moved.clone()),
+            Some(aside.clone())
+        );
+        assert_eq!(std::fs::read(&aside)?, b"{not json");
+        assert!(store.load(target)?.regions.contains_key("Z MANAGED a"));
+        // And uninstall keeps hearing of it.
+        assert_eq!(store.known_files()?.corrupt.len(), 1);
         Ok(())
     }
 
@@ -887,6 +923,36 @@ mod tests {
             &Style::default(),
         );
         assert!(!d.dirty, "nothing changed, nothing to write");
+        Ok(())
+    }
+
+    #[test]
+    fn a_region_left_as_it_was_learns_the_style_it_was_found_in()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let store = Store::at(dir.path().join("demarcate"));
+        let t = Path::new("/home/u/notes.conf");
+        let ins = [outcome("a", Action::Inserted, Some(("aa", b"A\n")))];
+        record(&store, t, &ins, true)?;
+        assert_eq!(
+            store.load(t)?.regions["Z MANAGED a"].style,
+            Style::default()
+        );
+        let slashes = Style {
+            comment: Some("//".into()),
+            ..Style::default()
+        };
+        let mut d = store.dir(&parent(t))?;
+        let known = d.get(t);
+        d.record(
+            t,
+            known,
+            &[outcome("a", Action::Unchanged, None)],
+            true,
+            &slashes,
+        );
+        store.save_dir(&mut d)?;
+        assert_eq!(store.load(t)?.regions["Z MANAGED a"].style, slashes);
         Ok(())
     }
 
