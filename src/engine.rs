@@ -656,7 +656,8 @@ pub fn uninstall(owner: &str, opts: &EditOptions, reporter: &dyn Reporter) -> Ve
     for c in &known.corrupt {
         let mut out = FileOutcome::new(&c.record, None);
         state_corrupt(&c.record, &mut out, c, reporter);
-        out.found = true;
+        // A finding (exit 1), as a region kept is; a dry run alone reports, exit 0.
+        out.found = opts.check || !opts.dry_run;
         reporter.finished(&out);
         outcomes.push(out);
     }
