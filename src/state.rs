@@ -957,6 +957,63 @@ mod tests {
     }
 
     #[test]
+    fn records_of_the_current_layout_written_before_keep_being_read()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let store = Store::at(dir.path().join("demarcate"));
+        let t = Path::new("/home/u/.bashrc");
+        std::fs::create_dir_all(store.root.path().join("dirs"))?;
+        std::fs::write(
+            store.dir_record(&parent(t)),
+            br#"{"dir":"/home/u","files":{".bashrc":{"state":{"path":"/home/u/.bashrc","regions":{"Z MANAGED a":{"hash":"aa","eof_break":true}},"format":"shell"},"bodies":{"aa":"A\n"}}}}"#,
+        )?;
+        let st = store.load(t)?;
+        assert!(st.regions["Z MANAGED a"].eof_break);
+        assert_eq!(st.format.as_deref(), Some("shell"));
+        assert_eq!(body(&store, t, "aa").as_deref(), Some(&b"A\n"[..]));
+        Ok(())
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_get_records_of_their_own() -> Result<(), Box<dyn std::error::Error>>
+    {
+        use std::os::unix::ffi::OsStrExt as _;
+        let dir = tempfile::tempdir()?;
+        let store = Store::at(dir.path().join("demarcate"));
+        let a = Path::new(std::ffi::OsStr::from_bytes(b"/d\xff/rc\xff.sh"));
+        let b = Path::new(std::ffi::OsStr::from_bytes(b"/d\xff/rc\xfe.sh"));
+        record(
+            &store,
+            a,
+            &[outcome("a", Action::Inserted, Some(("aa", b"A\n")))],
+            true,
+        )?;
+        record(
+            &store,
+            b,
+            &[outcome("b", Action::Inserted, Some(("bb", b"B\n")))],
+            true,
+        )?;
+        assert_eq!(
+            store.load(a)?.regions.keys().collect::<Vec<_>>(),
+            ["Z MANAGED a"]
+        );
+        assert_eq!(
+            store.load(b)?.regions.keys().collect::<Vec<_>>(),
+            ["Z MANAGED b"]
+        );
+        let mut paths: Vec<PathBuf> = store
+            .known_files()?
+            .files
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        paths.sort();
+        assert_eq!(paths, [b.to_path_buf(), a.to_path_buf()]);
+        Ok(())
+    }
+
+    #[test]
     fn bodies_go_when_no_region_carries_them() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let store = Store::at(dir.path().join("demarcate"));
