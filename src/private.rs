@@ -17,7 +17,7 @@
 //!   explicitly (`DEMARCATE_STATE_DIR`): a store in another user's hands could be swapped
 //!   for links between a check and its use.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{Read as _, Write as _};
 use std::os::unix::fs::PermissionsExt as _;
@@ -220,9 +220,17 @@ impl Root {
         Ok(Some(p))
     }
 
-    /// Reads a store file: `Ok(None)` when it does not exist; a link or anything but a
-    /// regular file is refused.
-    pub(crate) fn read(&self, path: &Path) -> Result<Option<Vec<u8>>, StoreError> {
+    /// Reads the store file `name` in the folder `rel` (every component checked):
+    /// `Ok(None)` when it does not exist; a link or anything but a regular file is refused.
+    pub(crate) fn read(
+        &self,
+        rel: &[&str],
+        name: impl AsRef<OsStr>,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some(dir) = self.dir(rel, false)? else {
+            return Ok(None);
+        };
+        let path = &dir.join(name.as_ref());
         let file = match open_nofollow(path, false) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -277,8 +285,13 @@ impl Root {
         Ok(())
     }
 
-    /// Deletes a store file; a link or anything but a regular file is refused.
-    pub(crate) fn remove(&self, path: &Path) -> Result<(), StoreError> {
+    /// Deletes the store file `name` in the folder `rel` (every component checked); a link
+    /// or anything but a regular file is refused.
+    pub(crate) fn remove(&self, rel: &[&str], name: impl AsRef<OsStr>) -> Result<(), StoreError> {
+        let Some(dir) = self.dir(rel, false)? else {
+            return Ok(());
+        };
+        let path = &dir.join(name.as_ref());
         match lstat(path)? {
             None => Ok(()),
             Some(m) if m.is_file() => match std::fs::remove_file(path) {
@@ -294,11 +307,21 @@ impl Root {
         }
     }
 
-    /// Renames a store file within the store (a corrupt record moved aside), to a name
-    /// that does not exist yet: `to`, else `to.1`, `to.2`…; returns the name used.
-    pub(crate) fn move_aside(&self, from: &Path, to: &Path) -> Result<PathBuf, StoreError> {
+    /// Renames the store file `from` in the folder `rel` (a corrupt record moved aside) to
+    /// a name there that does not exist yet: `to`, else `to.1`, `to.2`…; returns the path
+    /// used.
+    pub(crate) fn move_aside(
+        &self,
+        rel: &[&str],
+        from: &str,
+        to: &str,
+    ) -> Result<PathBuf, StoreError> {
+        let dir = self
+            .dir(rel, false)?
+            .ok_or_else(|| StoreError::io(&self.path, std::io::ErrorKind::NotFound.into()))?;
+        let from = &dir.join(from);
         for n in 0..1000 {
-            let mut name = to.as_os_str().to_owned();
+            let mut name = dir.join(to).into_os_string();
             if n > 0 {
                 name.push(format!(".{n}"));
             }
@@ -311,7 +334,10 @@ impl Root {
             std::fs::rename(from, &dest).map_err(|e| StoreError::io(from, e))?;
             return Ok(dest);
         }
-        Err(StoreError::io(to, std::io::ErrorKind::AlreadyExists.into()))
+        Err(StoreError::io(
+            &dir.join(to),
+            std::io::ErrorKind::AlreadyExists.into(),
+        ))
     }
 
     /// The names in the folder `rel` (none when it does not exist), every component checked.
@@ -350,8 +376,8 @@ impl Root {
                 None => {}
             }
         }
-        for (_, p) in &entries {
-            self.remove(p)?;
+        for (name, _) in &entries {
+            self.remove(rel, name)?;
         }
         match std::fs::remove_dir(&dir) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(StoreError::io(&dir, e)),
@@ -453,9 +479,28 @@ mod tests {
         std::fs::remove_file(root.path().join("dirs"))?;
         std::fs::create_dir(root.path().join("dirs"))?;
         symlink(victim.join("keep"), root.path().join("dirs/r.json"))?;
-        let r = root.path().join("dirs/r.json");
-        assert!(matches!(root.read(&r), Err(StoreError::Link(_))));
-        assert!(matches!(root.remove(&r), Err(StoreError::Link(_))));
+        assert!(matches!(
+            root.read(&["dirs"], "r.json"),
+            Err(StoreError::Link(_))
+        ));
+        assert!(matches!(
+            root.remove(&["dirs"], "r.json"),
+            Err(StoreError::Link(_))
+        ));
+        // A link at a folder on the way is refused too, not followed to its file.
+        let other = t.path().join("other");
+        std::fs::create_dir(&other)?;
+        std::fs::write(other.join("x.json"), b"{}")?;
+        symlink(&other, root.path().join("files"))?;
+        assert!(matches!(
+            root.remove(&["files"], "x.json"),
+            Err(StoreError::Link(_))
+        ));
+        assert!(matches!(
+            root.read(&["files"], "x.json"),
+            Err(StoreError::Link(_))
+        ));
+        assert!(other.join("x.json").exists());
         assert!(matches!(
             root.write(&["dirs"], "r.json", b"{}"),
             Err(StoreError::Link(_))
@@ -472,11 +517,11 @@ mod tests {
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         assert!(matches!(
-            root.read(&fifo),
+            root.read(&["dirs"], "f.json"),
             Err(StoreError::Unexpected { .. })
         ));
         assert!(matches!(
-            root.remove(&fifo),
+            root.remove(&["dirs"], "f.json"),
             Err(StoreError::Unexpected { .. })
         ));
         assert_eq!(std::fs::read(victim.join("keep"))?, b"x");
@@ -496,10 +541,7 @@ mod tests {
         assert_eq!(mode(root.path())?, 0o700);
         assert_eq!(mode(&root.path().join("dirs"))?, 0o700);
         assert_eq!(mode(&root.path().join("dirs/r.json"))?, 0o600);
-        assert_eq!(
-            root.read(&root.path().join("dirs/r.json"))?.as_deref(),
-            Some(&b"{}"[..])
-        );
+        assert_eq!(root.read(&["dirs"], "r.json")?.as_deref(), Some(&b"{}"[..]));
         Ok(())
     }
 

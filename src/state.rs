@@ -283,12 +283,9 @@ impl Store {
             .join(Self::dir_record_name(dir))
     }
 
-    /// An entry of the earlier layout, one per file.
-    fn file_entry(&self, canonical: &Path) -> PathBuf {
-        self.root
-            .path()
-            .join("files")
-            .join(format!("{}.json", Self::key(canonical)))
+    /// The name of an entry of the earlier layout in `files/`, one per file.
+    fn file_entry_name(canonical: &Path) -> String {
+        format!("{}.json", Self::key(canonical))
     }
 
     /// Opens (and makes) the lock file of the target directory `dir`:
@@ -318,7 +315,7 @@ impl Store {
             None => empty(),
             Some(_) => {
                 let path = self.dir_record(dir);
-                match self.root.read(&path)? {
+                match self.root.read(&["dirs"], Self::dir_record_name(dir))? {
                     None => empty(),
                     Some(b) => match serde_json::from_slice::<DirRecord>(&b) {
                         Ok(r) if r.dir.0 == dir => r,
@@ -375,12 +372,12 @@ impl Store {
         if let Some(c) = d.corrupt.as_mut()
             && c.moved.is_none()
         {
-            let mut aside = c.record.as_os_str().to_owned();
-            aside.push(CORRUPT);
-            c.moved = Some(self.root.move_aside(&c.record, Path::new(&aside))?);
+            let name = Self::dir_record_name(&d.dir);
+            let aside = format!("{name}{CORRUPT}");
+            c.moved = Some(self.root.move_aside(&["dirs"], &name, &aside)?);
         }
         if d.record.files.is_empty() {
-            self.root.remove(&path)?;
+            self.root.remove(&["dirs"], Self::dir_record_name(&d.dir))?;
         } else {
             let json = serde_json::to_vec(&d.record).map_err(|e| StoreError::Io {
                 path: path.clone(),
@@ -390,7 +387,8 @@ impl Store {
                 .write(&["dirs"], &Self::dir_record_name(&d.dir), &json)?;
         }
         for canonical in d.migrated.drain(..) {
-            self.root.remove(&self.file_entry(&canonical))?;
+            self.root
+                .remove(&["files"], Self::file_entry_name(&canonical))?;
             self.root.remove_dir(&["bodies", &Self::key(&canonical)])?;
         }
         d.dirty = false;
@@ -426,11 +424,11 @@ impl Store {
         let mut legacy = Vec::new();
         for sub in ["dirs", "files"] {
             for (name, path) in self.root.list(&[sub])? {
-                let name = name.as_encoded_bytes();
-                if name.starts_with(b".tmp") {
+                let raw = name.as_encoded_bytes();
+                if raw.starts_with(b".tmp") {
                     continue;
                 }
-                if memchr::memmem::find(name, CORRUPT.as_bytes()).is_some() {
+                if memchr::memmem::find(raw, CORRUPT.as_bytes()).is_some() {
                     known.corrupt.push(Corrupt {
                         record: path.clone(),
                         reason: "it did not read when a run found it".to_owned(),
@@ -438,10 +436,10 @@ impl Store {
                     });
                     continue;
                 }
-                if !name.ends_with(b".json") {
+                if !raw.ends_with(b".json") {
                     continue;
                 }
-                let Some(bytes) = self.root.read(&path)? else {
+                let Some(bytes) = self.root.read(&[sub], &name)? else {
                     continue;
                 };
                 let bad = |e: String| Corrupt {
@@ -619,7 +617,7 @@ impl DirState {
     pub(crate) fn check(&self, canonical: &Path) -> Result<(), StoreError> {
         if self.legacy {
             let root = &self.store.root;
-            root.read(&self.store.file_entry(canonical))?;
+            root.read(&["files"], Store::file_entry_name(canonical))?;
             root.dir(&["bodies", &Store::key(canonical)], false)?;
         }
         Ok(())
@@ -647,7 +645,7 @@ impl DirState {
             .then(|| {
                 self.store
                     .root
-                    .read(&self.store.file_entry(canonical))
+                    .read(&["files"], Store::file_entry_name(canonical))
                     .ok()
                     .flatten()
             })
@@ -675,10 +673,7 @@ impl DirState {
         // Read only through folders that are what they should be (never a link).
         let root = &self.store.root;
         let key = Store::key(canonical);
-        let in_dir = |rel: &[&str]| -> Option<Vec<u8>> {
-            let dir = root.dir(rel, false).ok().flatten()?;
-            root.read(&dir.join(hash)).ok().flatten()
-        };
+        let in_dir = |rel: &[&str]| -> Option<Vec<u8>> { root.read(rel, hash).ok().flatten() };
         in_dir(&["bodies", &key]).or_else(|| in_dir(&["bodies"]))
     }
 
@@ -1075,14 +1070,29 @@ mod tests {
         );
         std::fs::create_dir_all(bodies_of(&store, t))?;
         std::fs::create_dir_all(store.root.path().join("files"))?;
-        std::fs::write(store.file_entry(t), serde_json::to_vec(&st)?)?;
+        std::fs::write(
+            store
+                .root
+                .path()
+                .join("files")
+                .join(Store::file_entry_name(t)),
+            serde_json::to_vec(&st)?,
+        )?;
         std::fs::write(bodies_of(&store, t).join("aa"), b"A\n")?;
         assert_eq!(store.load(t)?, st);
         assert_eq!(store.known_files()?.files, vec![st.clone()]);
         assert_eq!(body(&store, t, "aa").as_deref(), Some(&b"A\n"[..]));
         let b = [outcome("b", Action::Inserted, Some(("bb", b"B\n")))];
         record(&store, t, &b, true)?;
-        assert!(!store.file_entry(t).exists() && !bodies_of(&store, t).exists());
+        assert!(
+            !store
+                .root
+                .path()
+                .join("files")
+                .join(Store::file_entry_name(t))
+                .exists()
+                && !bodies_of(&store, t).exists()
+        );
         let now = store.load(t)?;
         assert!(now.regions["Z MANAGED a"].eof_break);
         assert_eq!(body(&store, t, "aa").as_deref(), Some(&b"A\n"[..]));
