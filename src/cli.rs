@@ -366,6 +366,10 @@ struct WriteArgs {
     /// (it is transferred).
     #[arg(long)]
     force: bool,
+    /// Wait at most SECS for the lock of a file's folder that another run holds (0: try
+    /// once); then the file fails (exit 2).
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    lock_timeout: u64,
 }
 
 /// Output.
@@ -648,7 +652,15 @@ fn error_text(path: &Path, e: &Error, command: Command) -> String {
     let p = path.display();
     let apply = command == Command::Apply;
     match e {
+        Error::Io(e @ demarcate::IoError::LockTimeout { .. }) => {
+            format!("{e} (or wait longer with --lock-timeout SECS)")
+        }
         Error::Io(e) => e.to_string(),
+        Error::Store(e) => e.to_string(),
+        Error::HardLinked(_) => {
+            format!("{p}: {e} (pass --force to write it anyway and split the link)")
+        }
+        Error::ValidateChanged | Error::DanglingAsRoot(_) => format!("{p}: {e}"),
         Error::Template(t) => {
             let hint = match t {
                 TemplateError::NoRegions { owner, .. } => {
@@ -1157,6 +1169,7 @@ where
             content_file,
             ..
         } => {
+            opts.owner.clone_from(&owner);
             let desired = identity(id, owner.as_deref(), &opts).and_then(|identity| {
                 if is_stdin(target) && content_file.as_deref().is_some_and(is_stdin) {
                     return Err("standard input cannot be both the target (`-`) and the \
@@ -1175,6 +1188,7 @@ where
             });
         }
         Cmd::Remove { target, id, .. } => {
+            opts.owner.clone_from(&owner);
             let work = |f: Format| {
                 if f == Format::Json
                     && id.name.is_none()
@@ -1203,6 +1217,7 @@ where
             ..
         } => {
             opts.plan.respect_removals = *respect_removals;
+            opts.owner.clone_from(&owner);
             opts.allow_empty = tpl.allow_empty;
             opts.template_format = tpl.template_format.as_deref().and_then(Format::from_name);
             let work = |f: Format| demarcate::template_work(template, f, owner.as_deref(), &opts);
@@ -1297,9 +1312,11 @@ fn one(
     }
     let (o, new) = demarcate::filter(&src, opts, work, out);
     // A filter always hands on the file: the new bytes, or the old ones when the edit
-    // failed (so a pipeline never loses the file). Not with a dry run or a check, and not
-    // with --json, whose report is standard output.
-    if !(opts.dry_run || opts.check || out.json) {
+    // failed (so a pipeline never loses the file) — but nothing when the input itself is
+    // refused (UTF-16, NUL bytes), as file mode would refuse to read it. Not with a dry run
+    // or a check, and not with --json, whose report is standard output.
+    let refused = o.error.as_ref().is_some_and(Error::refuses_input);
+    if !(opts.dry_run || opts.check || out.json || refused) {
         let _ = std::io::stdout().lock().write_all(&new);
     }
     o
@@ -1430,6 +1447,7 @@ fn config(parts: &Parts<'_>) -> Result<EditOptions, String> {
         opts.plan.force = w.force;
         opts.backup = w.backup;
         opts.validate.clone_from(&w.validate);
+        opts.lock_timeout = std::time::Duration::from_secs(w.lock_timeout);
     }
     Ok(opts)
 }
@@ -1489,6 +1507,13 @@ fn print_read_only(o: &FileOutcome, out: &Printer, check: bool) {
     if let Some(e) = &o.error {
         out.error(&error_text(&o.path, e, out.command));
         return;
+    }
+    for w in &o.warnings {
+        out.warn(&format!(
+            "{}: {}",
+            o.path.display(),
+            warning_text(w, out.command)
+        ));
     }
     if out.json {
         return;

@@ -43,7 +43,7 @@ use crate::plan::{self, Action, Op, Outcome, PlanError};
 use crate::problem::Problem;
 use crate::repair::{self, Fix};
 use crate::report::{self, RegionReport};
-use crate::state::{DirState, FileState, OwnerEntries, Store, StoreWarning};
+use crate::state::{DirState, FileState, OwnerEntries, Store, StoreError, StoreWarning, Style};
 use crate::warning::Warning;
 
 /// Where the state store lives (merge bases, the regions written in each file).
@@ -106,7 +106,16 @@ pub struct EditOptions {
     pub template_format: Option<Format>,
     /// The files' encoding and the line ending of the lines written.
     pub codec: Codec,
+    /// How long to wait for the lock of a target's directory that another run holds
+    /// (zero: one try); then the file fails.
+    pub lock_timeout: std::time::Duration,
+    /// The owner this run acts for, recorded with the regions it writes — the only record
+    /// of it for a foreign block, whose markers name no owner.
+    pub owner: Option<String>,
 }
+
+/// The default of [`EditOptions::lock_timeout`].
+pub const LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// How owned entries of strict JSON files are identified and written.
 #[derive(Clone, Debug, Default)]
@@ -137,6 +146,8 @@ impl Default for EditOptions {
             allow_empty: false,
             template_format: None,
             codec: Codec::default(),
+            lock_timeout: LOCK_TIMEOUT,
+            owner: None,
         }
     }
 }
@@ -186,6 +197,30 @@ pub enum Error {
          protected; nothing was written"
     )]
     ReadOnly(u32),
+    /// The state store cannot be used safely (a link in it, another user's store).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The target is hard-linked: replacing it would split the link.
+    #[error(
+        "has {0} hard links; writing it would replace this name only and split it from the \
+         others (which would keep the old content); nothing was written"
+    )]
+    HardLinked(u64),
+    /// Run as root, the target is a symbolic link to a file that does not exist.
+    #[error(
+        "is a symbolic link to {}, which does not exist; run as root, demarcate does not \
+         create a file where a link points (whoever owns the link chose where); create the \
+         file first, or give its real path",
+        .0.display()
+    )]
+    DanglingAsRoot(PathBuf),
+    /// The validation command changed the file it was asked to check.
+    #[error(
+        "the validation command changed the file it was given to check (a formatter?); what \
+         it checked is not what would be written, so nothing was written: use a command \
+         that only reads the file"
+    )]
+    ValidateChanged,
     /// The file is larger than 4 GiB, more than a parsed file can hold.
     #[error(
         "is larger than 4 GiB, which demarcate does not handle (it keeps offsets in 32 bits); \
@@ -202,6 +237,28 @@ impl Error {
     #[must_use]
     pub const fn exit_code(&self) -> u8 {
         2
+    }
+
+    /// The input itself is refused (UTF-16, NUL bytes, not UTF-8 where the format needs
+    /// it, too large, rejected by the format's parser): a filter then hands nothing on, as
+    /// no file would be read. (An edit refused for what it would do — damaged markers, a
+    /// drift policy — is not this.)
+    #[must_use]
+    pub const fn refuses_input(&self) -> bool {
+        matches!(
+            self,
+            Self::Io(IoError::Utf16(_) | IoError::Binary(_))
+                | Self::Codec(
+                    CodecError::Utf16(_)
+                        | CodecError::Binary
+                        | CodecError::BomMismatch { .. }
+                        | CodecError::Malformed { .. }
+                        | CodecError::CrInLfFile
+                )
+                | Self::NotUtf8(_)
+                | Self::TooLarge
+                | Self::Plan(PlanError::InvalidInput(_) | PlanError::OpenFile { .. })
+        )
     }
 }
 
@@ -517,6 +574,9 @@ pub fn inspect(src: &[u8], opts: &EditOptions, check: bool) -> FileOutcome {
             Error::Usage("standard input has no name to tell its format by".to_owned()),
         );
     }
+    if let Err(e) = io::check_input(Path::new("standard input"), src) {
+        return FileOutcome::failed(path, opts.format, e.into());
+    }
     let opts = EditOptions {
         state: StateDir::None,
         ..opts.clone()
@@ -556,17 +616,41 @@ fn read_only_bytes(path: &Path, src: &[u8], opts: &EditOptions, check: bool) -> 
     if f.syntax().requires_utf8() && std::str::from_utf8(src).is_err() {
         return FileOutcome::failed(path, Some(f), Error::NotUtf8(f));
     }
-    let known = opts
+    let canonical = canonical_path(&io::resolve(path).unwrap_or_else(|_| path.into()));
+    let dir = opts
         .state
         .store()
         .filter(|_| path != Path::new("-"))
-        .map(|s| {
-            s.load(&canonical_path(
-                &io::resolve(path).unwrap_or_else(|_| path.into()),
-            ))
-        })
-        .unwrap_or_default();
-    let f = entries_format(path, f, opts, &known);
+        .map(|s| s.dir(&dir_of(&canonical)))
+        .transpose();
+    let dir = match dir {
+        Ok(d) => d,
+        Err(e) => return FileOutcome::failed(path, Some(f), e.into()),
+    };
+    let known = dir.as_ref().map(|d| d.get(&canonical)).unwrap_or_default();
+    // A record that does not read is said by every command, reading ones too.
+    let corrupt = dir
+        .as_ref()
+        .and_then(DirState::corrupt)
+        .map(|c| Warning::StateCorrupt {
+            record: c.record.clone(),
+            reason: c.reason.clone(),
+            moved: c.moved.clone(),
+        });
+    let mut out = read_only_known(path, src, f, opts, check, &known);
+    out.warnings.extend(corrupt);
+    out
+}
+
+fn read_only_known(
+    path: &Path,
+    src: &[u8],
+    f: Format,
+    opts: &EditOptions,
+    check: bool,
+    known: &FileState,
+) -> FileOutcome {
+    let f = entries_format(path, f, opts, known);
     if f == Format::Json {
         let mut out = FileOutcome::new(path, Some(f));
         let registries: Vec<(String, entries::Registry)> = known
@@ -574,7 +658,7 @@ fn read_only_bytes(path: &Path, src: &[u8], opts: &EditOptions, check: bool) -> 
             .iter()
             .map(|(o, e)| (o.clone(), e.registry.clone()))
             .collect();
-        let specs = rule_specs(opts, &known, None);
+        let specs = rule_specs(opts, known, None);
         let home = home();
         let resolve = resolve_path;
         let eopts = entry_options(opts, home.as_deref(), &resolve);
@@ -691,25 +775,33 @@ pub fn repair(
 }
 
 /// `uninstall`: removes every region of `owner` that the state store says this tool wrote,
-/// in every file it knows. A region edited by hand is kept (a warning, and a finding: exit
-/// code 1); what is removed is forgotten, and a file with nothing left is forgotten too.
-/// A file that no longer exists is forgotten without a report.
+/// in every file it knows, each found in the marker style it was written in. A region
+/// edited by hand is kept (a warning, and a finding: exit code 1); what is removed is
+/// forgotten, and a file with nothing left is forgotten too. A file that no longer exists is
+/// forgotten without a report. A record of the store that does not read is a warning and a
+/// finding: what the owner wrote there cannot be known.
 pub fn uninstall(owner: &str, opts: &EditOptions, reporter: &dyn Reporter) -> Vec<FileOutcome> {
     let Some(store) = opts.state.store() else {
         return Vec::new();
     };
-    let mut files = store.known_files();
-    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let known = match store.known_files() {
+        Ok(k) => k,
+        Err(e) => return vec![report_failure(store.root(), None, e.into(), reporter)],
+    };
     let mut outcomes = Vec::new();
-    for mut known in files {
-        let ids: Vec<Identity> = known
-            .regions
-            .keys()
-            .filter_map(|k| k.parse::<Identity>().ok())
-            .filter(|id| id.owner == owner)
-            .collect();
+    for c in &known.corrupt {
+        let mut out = FileOutcome::new(&c.record, None);
+        state_corrupt(&c.record, &mut out, c, reporter);
+        // A finding (exit 1), as a region kept is; a dry run alone reports, exit 0.
+        out.found = opts.check || !opts.dry_run;
+        reporter.finished(&out);
+        outcomes.push(out);
+    }
+    let mut files = known.files;
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    for known in files {
+        let path = known.path.clone();
         if known.entries.contains_key(owner) {
-            let path = PathBuf::from(&known.path);
             if !path.exists() {
                 continue;
             }
@@ -729,54 +821,96 @@ pub fn uninstall(owner: &str, opts: &EditOptions, reporter: &dyn Reporter) -> Ve
             outcomes.push(out);
             continue;
         }
-        if ids.is_empty() {
+        // The owner's regions, by the style their markers were written in.
+        let mut by_style: BTreeMap<crate::state::Style, Vec<Identity>> = BTreeMap::new();
+        for (k, r) in &known.regions {
+            let Ok(id) = k.parse::<Identity>() else {
+                continue;
+            };
+            if id.owner == owner || r.style.owner.as_deref() == Some(owner) {
+                // The owner a foreign block was written for is no part of how it is found.
+                let style = crate::state::Style {
+                    owner: None,
+                    ..r.style.clone()
+                };
+                by_style.entry(style).or_default().push(id);
+            }
+        }
+        if by_style.is_empty() {
             continue;
         }
-        let path = PathBuf::from(&known.path);
+        let mine = |k: &String, r: &crate::state::RegionState| {
+            k.parse::<Identity>()
+                .is_ok_and(|id| id.owner == owner || r.style.owner.as_deref() == Some(owner))
+        };
         if !path.exists() {
             if !(opts.dry_run || opts.check) {
-                known
-                    .regions
-                    .retain(|k, _| !ids.iter().any(|id| id.to_string() == *k));
-                // The store is an aid: failing to forget a gone file loses nothing. The
-                // directory's record is shared by its files: change it under its lock.
-                let _lock = io::lock(&path, &mut |_| {});
-                let _ = store.save(&path, &known);
+                // The store is an aid: failing to forget a gone file loses nothing.
+                let _ = forget(&store, &path, opts, &|k, r| mine(k, r));
             }
             continue;
         }
-        let mut file_opts = opts.clone();
-        if let Some(f) = known.format.as_deref().and_then(Format::from_name) {
-            file_opts.format = Some(f);
-        }
-        let ops: Vec<Op> = ids.into_iter().map(Op::Remove).collect();
-        let mut out = edit(&path, &file_opts, &|_| Ok(Work::Ops(ops.clone())), reporter);
-        out.found |= (!opts.dry_run || opts.check)
-            && out.outcomes.iter().any(|o| o.action == Action::KeptDrifted);
-        if out.error.is_none() && !(opts.dry_run || opts.check) {
-            // Regions the user already deleted by hand are forgotten too.
-            let present: BTreeSet<Identity> = out
-                .regions
-                .iter()
-                .filter(|r| r.state != report::RegionState::Removed)
-                .map(|r| Identity::new(&r.owner, &r.name))
-                .collect();
-            let canonical = canonical_path(&path);
-            let _lock = io::lock(&canonical, &mut |_| {});
-            let mut now = store.load(&canonical);
-            let before = now.regions.len();
-            now.regions.retain(|k, _| {
-                k.parse::<Identity>()
-                    .map_or(true, |id| id.owner != owner || present.contains(&id))
-            });
-            if now.regions.len() != before {
-                // The store is an aid: failing to forget loses nothing.
-                let _ = store.save(&canonical, &now);
+        let mut present: BTreeSet<Identity> = BTreeSet::new();
+        let mut failed = false;
+        for (style, ids) in by_style {
+            let mut file_opts = opts.clone();
+            if let Some(f) = known.format.as_deref().and_then(Format::from_name) {
+                file_opts.format = Some(f);
             }
+            if let Some(c) = style
+                .comment
+                .as_deref()
+                .and_then(crate::format::text::CommentStyle::from_spelling)
+            {
+                file_opts.format = Some(Format::text(c));
+            }
+            file_opts.plan.foreign = style.foreign();
+            let ops: Vec<Op> = ids.into_iter().map(Op::Remove).collect();
+            let mut out = edit(&path, &file_opts, &|_| Ok(Work::Ops(ops.clone())), reporter);
+            // A dry run alone never exits 1.
+            out.found |= (!opts.dry_run || opts.check)
+                && out.outcomes.iter().any(|o| o.action == Action::KeptDrifted);
+            failed |= out.error.is_some();
+            present.extend(
+                out.regions
+                    .iter()
+                    .filter(|r| r.state != report::RegionState::Removed)
+                    .map(|r| Identity::new(&r.owner, &r.name)),
+            );
+            outcomes.push(out);
         }
-        outcomes.push(out);
+        if !(failed || opts.dry_run || opts.check) {
+            // Regions the user already deleted by hand are forgotten too. The store is an
+            // aid: failing to forget loses nothing.
+            let _ = forget(&store, &canonical_path(&path), opts, &|k, r| {
+                mine(k, r) && !k.parse::<Identity>().is_ok_and(|id| present.contains(&id))
+            });
+        }
     }
     outcomes
+}
+
+/// Forgets the regions of `canonical` that `which` picks, under its directory's lock.
+fn forget(
+    store: &Store,
+    canonical: &Path,
+    opts: &EditOptions,
+    which: &dyn Fn(&String, &crate::state::RegionState) -> bool,
+) -> Result<(), Error> {
+    let dir = dir_of(canonical);
+    // A folder that is gone has no files anyone could edit meanwhile.
+    let _lock = if dir.is_dir() {
+        Some(lock_dir(Some(store), &dir, opts.lock_timeout, &mut |_| {})?)
+    } else {
+        None
+    };
+    let mut now = store.load(canonical)?;
+    let before = now.regions.len();
+    now.regions.retain(|k, r| !which(k, r));
+    if now.regions.len() != before {
+        store.save(canonical, &now)?;
+    }
+    Ok(())
 }
 
 /// What syncing a target of format `f` from a template file means: `owner`'s regions (a
@@ -1080,14 +1214,24 @@ fn edit_inner(
         Ok(r) => r,
         Err(e) => return fail(e.into()),
     };
+    if let Err(e) = dangling_as_root(path, &real) {
+        return fail(e);
+    }
     let waiting = &mut |dir: &Path| reporter.event(path, &Event::Waiting(dir));
-    let _lock = match io::lock(&real, waiting) {
-        Ok(l) => l,
-        Err(e) => return fail(e.into()),
-    };
     let store = opts.state.store();
     let canonical = canonical_path(&real);
-    let mut dir = store.as_ref().map(|s| s.dir(&dir_of(&canonical)));
+    let dir_path = dir_of(&canonical);
+    let _lock = match lock_dir(store.as_ref(), &dir_path, opts.lock_timeout, waiting) {
+        Ok(l) => l,
+        Err(e) => return fail(e),
+    };
+    let mut dir = match store.as_ref().map(|s| s.dir(&dir_path)).transpose() {
+        Ok(d) => d,
+        Err(e) => return fail(e.into()),
+    };
+    if let Some(Err(e)) = dir.as_ref().map(|d| d.check(&canonical)) {
+        return fail(e.into());
+    }
     let cx = FileCx {
         path,
         real: &real,
@@ -1102,14 +1246,22 @@ fn edit_inner(
     };
     let known = dir.as_ref().map(|d| d.get(&canonical)).unwrap_or_default();
     let (mut out, written) = cx.attempts(&known, dir.as_ref(), read, bytes, ATTEMPTS, None);
+    // The record step every run that decided something reaches, written or not: what the
+    // store learns is saved (only when it changed, so a second run writes nothing).
     if let Some(w) = written {
+        let bytes_written = w.bytes_written;
         if let (Some(d), Some(s)) = (&mut dir, &store) {
             w.record(d, &canonical, known);
             if let Err(e) = s.save_dir(d) {
                 state_not_saved(path, &mut out, &e, reporter);
             }
         }
-        wrote(path, &out, reporter);
+        if bytes_written {
+            wrote(path, &out, reporter);
+        }
+    }
+    if let Some(c) = dir.as_ref().and_then(DirState::corrupt) {
+        state_corrupt(path, &mut out, c, reporter);
     }
     out
 }
@@ -1144,6 +1296,76 @@ fn read_only_mode(real: &Path) -> Option<u32> {
     (mode & 0o200 == 0).then_some(mode)
 }
 
+/// The text format in the comment a region was written with, when the run removes regions
+/// the store knows were written so and was not told a comment other than the default: a
+/// region written with `--comment '//'` is found again by a plain `remove`.
+fn recorded_comment(f: Format, work: &Work, known: &FileState) -> Option<Format> {
+    if f != Format::text(crate::format::text::CommentStyle::Hash) {
+        return None;
+    }
+    let Work::Ops(ops) = work else {
+        return None;
+    };
+    ops.iter()
+        .filter_map(|o| match o {
+            Op::Remove(id) => known.regions.get(&id.to_string()),
+            _ => None,
+        })
+        .find_map(|r| r.style.comment.as_deref())
+        .and_then(crate::format::text::CommentStyle::from_spelling)
+        .map(Format::text)
+}
+
+/// Run as root, a symlinked target whose destination does not exist is refused: creating
+/// the file would create it wherever the link's owner pointed it.
+fn dangling_as_root(path: &Path, real: &Path) -> Result<(), Error> {
+    if crate::private::euid() != 0 || real == path {
+        return Ok(());
+    }
+    let linked = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if linked && std::fs::symlink_metadata(real).is_err() {
+        return Err(Error::DanglingAsRoot(real.to_path_buf()));
+    }
+    Ok(())
+}
+
+/// Locks the target directory `dir` by its lock file in the state store (with no store,
+/// in this user's folder under the system's temporary folder), waiting at most `timeout`.
+fn lock_dir(
+    store: Option<&Store>,
+    dir: &Path,
+    timeout: std::time::Duration,
+    waiting: &mut dyn FnMut(&Path),
+) -> Result<io::DirLock, Error> {
+    if !dir.is_dir() {
+        return Err(IoError::NoParent(dir.to_path_buf()).into());
+    }
+    let fallback;
+    let store = if let Some(s) = store {
+        s
+    } else {
+        fallback = Store::for_locks_only();
+        &fallback
+    };
+    let (file, path) = store.lock_file(dir)?;
+    Ok(io::lock_dir(
+        dir,
+        io::LockFile { file, path },
+        timeout,
+        waiting,
+    )?)
+}
+
+fn state_corrupt(path: &Path, out: &mut FileOutcome, c: &crate::state::Corrupt, r: &dyn Reporter) {
+    let w = Warning::StateCorrupt {
+        record: c.record.clone(),
+        reason: c.reason.clone(),
+        moved: c.moved.clone(),
+    };
+    r.event(path, &Event::Warning(&w));
+    out.warnings.push(w);
+}
+
 /// The directory of a canonical path (whose lock and state record the file shares).
 fn dir_of(canonical: &Path) -> PathBuf {
     match canonical.parent() {
@@ -1152,7 +1374,7 @@ fn dir_of(canonical: &Path) -> PathBuf {
     }
 }
 
-fn state_not_saved(path: &Path, out: &mut FileOutcome, e: &std::io::Error, r: &dyn Reporter) {
+fn state_not_saved(path: &Path, out: &mut FileOutcome, e: &dyn fmt::Display, r: &dyn Reporter) {
     let w = Warning::StateNotSaved {
         reason: e.to_string(),
     };
@@ -1190,11 +1412,10 @@ struct FileCx<'a> {
 /// One attempt at a file: nothing to write, or its new bytes staged.
 #[allow(clippy::large_enum_variant)] // one per file, moved a few times
 enum Step {
-    /// Nothing is written (dry run, check, no change, not created, or a failure).
+    /// Nothing is written (dry run, check, not created, or a failure).
     Finished(FileOutcome),
-    /// The file's bytes stay as they are, but what was decided is recorded (an entry
-    /// adopted, registered or transferred without a byte changing).
-    Recorded(FileOutcome, Written),
+    /// Nothing is written: the file already is as asked; the store learns what was decided.
+    Decided(FileOutcome, Written),
     /// The new bytes are in a temporary file beside the target.
     Staged(Box<Staged>),
 }
@@ -1208,11 +1429,14 @@ struct Staged {
     written: Written,
 }
 
-/// What the state store learns from a file once written.
+/// What the state store learns from a run on a file: once written, or once found to be as
+/// asked already (regions found after the store was lost are recorded then).
 struct Written {
     f: Format,
     record: Record,
     keep_bodies: bool,
+    /// The file's bytes were written (not only found as asked).
+    bytes_written: bool,
 }
 
 impl Written {
@@ -1254,6 +1478,7 @@ impl FileCx<'_> {
             Ok(w) => w,
             Err(e) => return Step::Finished(self.fail(Some(f), e)),
         };
+        let f = recorded_comment(f, &work, known).unwrap_or(f);
         let only_removals = match &work {
             Work::Ops(ops) => ops.iter().all(|o| matches!(o, Op::Remove(_))),
             Work::EntriesRemove { .. } => true,
@@ -1277,11 +1502,13 @@ impl FileCx<'_> {
         let planned = if f == Format::Json {
             plan_entries(path, src, &work, opts, known, reporter)
         } else {
-            plan_parsed(path, f, src, &work, opts, known, dir, reporter).map(|(out, p)| {
+            plan_parsed(path, f, src, &work, opts, known, dir, reporter).map(|(out, p, found)| {
                 let record = Record::Regions {
                     outcomes: p.outcomes,
                     created: p.created,
                     dropped: p.dropped,
+                    found,
+                    style: Style::of(f, opts),
                 };
                 (out, p.new, record)
             })
@@ -1305,24 +1532,27 @@ impl FileCx<'_> {
         {
             return Step::Finished(self.fail(Some(f), Error::ReadOnly(mode)));
         }
+        // Env bodies (secrets) are kept only for a merge.
+        let keep_bodies = f != Format::Env || opts.plan.on_drift == plan::OnDrift::Merge;
         if opts.dry_run || opts.check {
             return Step::Finished(out);
         }
         if !out.changed {
-            // Entries are decided even when no byte changes: the registry records them
-            // (the store writes nothing when the record is the same).
-            return match record {
-                Record::Entries { .. } => Step::Recorded(
-                    out,
-                    Written {
-                        f,
-                        record,
-                        keep_bodies: true,
-                    },
-                ),
-                Record::Regions { .. } => Step::Finished(out),
+            // Nothing to write, but what was decided is recorded (regions found as asked
+            // after the store was lost, say).
+            let written = Written {
+                f,
+                record,
+                keep_bodies,
+                bytes_written: false,
             };
+            return Step::Decided(out, written);
         }
+        let links = read.links();
+        if links > 1 && !opts.plan.force {
+            return Step::Finished(self.fail(Some(f), Error::HardLinked(links)));
+        }
+        let expected = opts.validate.as_ref().map(|_| new.clone());
         let staged = match io::stage(self.real, new, read, sync) {
             Ok(s) => s,
             Err(e) => return Step::Finished(self.fail(Some(f), e.into())),
@@ -1332,10 +1562,14 @@ impl FileCx<'_> {
             reporter.event(path, &Event::Warning(&w));
             out.warnings.push(w);
         }
-        if let Some(cmd) = &opts.validate
-            && let Err(e) = io::run_validate(cmd, staged.path())
-        {
-            return Step::Finished(self.fail(Some(f), Error::Validate(e)));
+        if let Some(cmd) = &opts.validate {
+            if let Err(e) = io::run_validate(cmd, staged.path()) {
+                return Step::Finished(self.fail(Some(f), Error::Validate(e)));
+            }
+            // What was checked must be what is written.
+            if std::fs::read(staged.path()).ok() != expected {
+                return Step::Finished(self.fail(Some(f), Error::ValidateChanged));
+            }
         }
         if opts.backup && backed_up.is_none() {
             match io::backup(read, &raw) {
@@ -1348,8 +1582,6 @@ impl FileCx<'_> {
             }
         }
         out.backup.clone_from(backed_up);
-        // Env bodies (secrets) are kept only for a merge.
-        let keep_bodies = f != Format::Env || opts.plan.on_drift == plan::OnDrift::Merge;
         Step::Staged(Box::new(Staged {
             out,
             src: raw,
@@ -1358,6 +1590,7 @@ impl FileCx<'_> {
                 f,
                 record,
                 keep_bodies,
+                bytes_written: true,
             },
         }))
     }
@@ -1378,7 +1611,7 @@ impl FileCx<'_> {
         for _ in 0..tries {
             let s = match self.attempt(known, dir, &read, bytes.take(), &mut backed_up, true) {
                 Step::Finished(out) => return (out, None),
-                Step::Recorded(out, w) => return (out, Some(w)),
+                Step::Decided(out, w) => return (out, Some(w)),
                 Step::Staged(s) => s,
             };
             let Staged {
@@ -1514,10 +1747,13 @@ fn run_batch(
         .map(|(dir, idx)| {
             let first = &files[idx[0]].path;
             let waiting = &mut |d: &Path| reporter.event(first, &Event::Waiting(d));
+            let opts = files[idx[0]].opts;
+            let store = opts.state.store();
             BatchDir {
                 dir: dir.clone(),
                 files: idx.clone(),
-                lock: io::lock_dir(dir, waiting).map_err(|e| e.to_string()),
+                lock: lock_dir(store.as_ref(), dir, opts.lock_timeout, waiting)
+                    .map_err(|e| e.to_string()),
                 state: None,
                 store: None,
             }
@@ -1527,7 +1763,11 @@ fn run_batch(
         if d.lock.is_ok() {
             let opts = files[d.files[0]].opts;
             d.store = opts.state.store();
-            d.state = d.store.as_ref().map(|s| s.dir(&d.dir));
+            match d.store.as_ref().map(|s| s.dir(&d.dir)).transpose() {
+                Ok(state) => d.state = state,
+                // A store that cannot be used safely fails the directory's files.
+                Err(e) => d.lock = Err(Error::from(e).to_string()),
+            }
         }
     });
     let cx = |i: usize| FileCx {
@@ -1551,15 +1791,21 @@ fn run_batch(
                 let err = Error::Io(IoError::Io(std::io::Error::other(e.clone())));
                 return (di, i, Pending::Done(c.fail(None, err), None));
             }
+            if let Err(e) = dangling_as_root(c.path, c.real) {
+                return (di, i, Pending::Done(c.fail(None, e), None));
+            }
             let (mut read, bytes) = match io::snapshot(c.real) {
                 Ok(s) => s,
                 Err(e) => return (di, i, Pending::Done(c.fail(None, e.into()), None)),
             };
+            if let Some(Err(e)) = state.map(|s| s.check(c.canonical)) {
+                return (di, i, Pending::Done(c.fail(None, e.into()), None));
+            }
             let known = state.map(|s| s.get(c.canonical)).unwrap_or_default();
             let mut backed_up = None;
             match c.attempt(&known, state, &read, bytes, &mut backed_up, false) {
                 Step::Finished(out) => (di, i, Pending::Done(out, None)),
-                Step::Recorded(out, w) => (di, i, Pending::Done(out, Some(w))),
+                Step::Decided(out, w) => (di, i, Pending::Done(out, Some(w))),
                 Step::Staged(s) => {
                     read.release();
                     (di, i, Pending::Staged(read, s))
@@ -1642,7 +1888,7 @@ fn run_batch(
         let Pending::Done(out, written) = p else {
             continue;
         };
-        let wrote_it = written.is_some();
+        let wrote_it = written.as_ref().is_some_and(|w| w.bytes_written);
         if let (Some(w), Some(st)) = (written, dirs[di].state.as_mut()) {
             let known = st.get(&files[i].canonical);
             w.record(st, &files[i].canonical, known);
@@ -1661,9 +1907,12 @@ fn run_batch(
         let path = &files[i].path;
         if wrote_it {
             if let Some(e) = &errors[di] {
-                state_not_saved(path, &mut out, &std::io::Error::other(e.clone()), reporter);
+                state_not_saved(path, &mut out, e, reporter);
             }
             wrote(path, &out, reporter);
+        }
+        if let Some(c) = dirs[di].state.as_ref().and_then(DirState::corrupt) {
+            state_corrupt(path, &mut out, c, reporter);
         }
         if let Some(e) = &out.error {
             reporter.event(path, &Event::Failed(e));
@@ -1723,7 +1972,7 @@ fn plan_parsed(
     known: &FileState,
     store: Option<&DirState>,
     reporter: &dyn Reporter,
-) -> Result<(FileOutcome, plan::Plan), Box<FileOutcome>> {
+) -> Result<(FileOutcome, plan::Plan, Vec<Found>), Box<FileOutcome>> {
     let mut doc = Document::parse_with(src, f.syntax(), opts.plan.foreign.as_ref());
     if let Some(eol) = opts.codec.eol() {
         doc.eol = eol;
@@ -1777,6 +2026,7 @@ fn plan_parsed(
             problems: d.problems,
         }
     });
+    let found = found_regions(&planned.new, &checked.regions, &planned.outcomes, known);
     let mut out = FileOutcome::new(path, Some(f));
     out.changed = changed;
     out.regions = report::regions(&planned.new, &checked.regions, &planned.outcomes);
@@ -1788,7 +2038,47 @@ fn plan_parsed(
         reporter.event(path, &Event::Warning(w));
     }
     conclude(&mut out, src, &planned.new, opts, reporter);
-    Ok((out, planned))
+    Ok((out, planned, found))
+}
+
+/// A region the run left as it was (already as asked, or the user's edit kept) that the
+/// store did not know of — after the store was lost, say: its hash and body as the file
+/// holds them, to be recorded like a region written.
+pub(crate) struct Found {
+    id: Identity,
+    hash: Option<String>,
+    /// The body, line endings LF (a merge base when pristine).
+    body: Vec<u8>,
+}
+
+fn found_regions(
+    new: &[u8],
+    regions: &[crate::document::Region],
+    outcomes: &[Outcome],
+    known: &FileState,
+) -> Vec<Found> {
+    let left: BTreeSet<&Identity> = outcomes
+        .iter()
+        .filter(|o| matches!(o.action, Action::Unchanged | Action::KeptDrifted))
+        .filter(|o| !known.regions.contains_key(&o.id.to_string()))
+        .map(|o| &o.id)
+        .collect();
+    if left.is_empty() {
+        return Vec::new();
+    }
+    regions
+        .iter()
+        .filter_map(|r| {
+            let id = r.id(new);
+            // A drifted body is the user's, never a merge base: only the identity is kept.
+            let pristine = r.state() == State::Pristine;
+            left.contains(&id).then(|| Found {
+                hash: r.hash(new).filter(|_| pristine),
+                body: crate::hash::normalize_lines(r.body().of(new)),
+                id,
+            })
+        })
+        .collect()
 }
 
 /// What a plan that writes nothing yet means: with a dry run, the diff; with a check, a
@@ -1835,6 +2125,11 @@ pub fn filter(
                 Error::Usage("standard input has no name to tell its format by".to_owned()),
             ))
         })?;
+        // What a file is checked for, standard input is too (in the encoding given).
+        if opts.codec.encoding == crate::codec::Encoding::Utf8 {
+            io::check_input(Path::new("standard input"), src)
+                .map_err(|e| Box::new(FileOutcome::failed(path, Some(f), e.into())))?;
+        }
         let decoded = opts
             .codec
             .decode(src)
@@ -1848,7 +2143,7 @@ pub fn filter(
             )));
         }
         let work = work(f).map_err(|e| Box::new(FileOutcome::failed(path, Some(f), e)))?;
-        let (out, planned) = plan_parsed(
+        let (out, planned, _) = plan_parsed(
             path,
             f,
             src,
@@ -1882,6 +2177,10 @@ enum Record {
         outcomes: Vec<Outcome>,
         created: Vec<crate::place::Created>,
         dropped: Vec<crate::place::Created>,
+        /// Regions left as they were that the store did not know.
+        found: Vec<Found>,
+        /// How this run's markers are written.
+        style: Style,
     },
     /// An owner's entries: its rules and registry, and other owners' changed registries.
     Entries {
@@ -1906,6 +2205,8 @@ impl Record {
                 outcomes,
                 created,
                 dropped,
+                found,
+                style,
             } => {
                 known.format = Some(f.name().to_owned());
                 known.containers.retain(|c| !dropped.contains(c));
@@ -1914,7 +2215,24 @@ impl Record {
                         known.containers.push(c);
                     }
                 }
-                store.record(canonical, known, &outcomes, keep_bodies);
+                // Found regions are recorded as if this run had written them.
+                let found: Vec<Outcome> = found
+                    .into_iter()
+                    .map(|r| Outcome {
+                        id: r.id,
+                        action: Action::Adopted,
+                        old_lines: None,
+                        written: r.hash.map(|h| (h, r.body)),
+                        eof_break: false,
+                    })
+                    .collect();
+                let ids: BTreeSet<Identity> = found.iter().map(|r| r.id.clone()).collect();
+                let outcomes: Vec<Outcome> = outcomes
+                    .into_iter()
+                    .filter(|o| !ids.contains(&o.id))
+                    .chain(found)
+                    .collect();
+                store.record(canonical, known, &outcomes, keep_bodies, &style);
             }
             Self::Entries {
                 owner,

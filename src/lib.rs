@@ -68,6 +68,7 @@ mod lines;
 mod marker;
 mod place;
 mod plan;
+mod private;
 mod problem;
 mod repair;
 mod report;
@@ -78,9 +79,9 @@ pub use apply::{Manifest, ManifestError, run as apply};
 pub use codec::{Codec, CodecError, Encoding, LineEnding};
 pub use document::{Desired, Document, Foreign, MarkerLine, Region, State};
 pub use engine::{
-    EditOptions, EntryConfig, Error, Event, FileOutcome, Reporter, Silent, StateDir, TemplateError,
-    Work, canonical_path, check, edit, entries_template, filter, inspect, list, remove, repair,
-    set, sync, template_op, template_work, unified_diff, uninstall,
+    EditOptions, EntryConfig, Error, Event, FileOutcome, LOCK_TIMEOUT, Reporter, Silent, StateDir,
+    TemplateError, Work, canonical_path, check, edit, entries_template, filter, inspect, list,
+    remove, repair, set, sync, template_op, template_work, unified_diff, uninstall,
 };
 pub use format::text::CommentStyle;
 pub use format::{DetectError, Format, Syntax, detect};
@@ -95,6 +96,7 @@ pub use place::{At, AtError, Created, Home, Step, spans_lines};
 pub use plan::{
     Action, Adopt, Checked, OnDrift, Op, Options as PlanOptions, Outcome, Plan, PlanError, plan,
 };
+pub use private::StoreError;
 pub use problem::{MAX_PROBLEMS_PER_KIND, Problem, ProblemKind};
 pub use repair::{Fix, Repaired, repair as repair_markers};
 pub use report::{FileReport, ProblemReport, RegionReport, RegionState, Report};

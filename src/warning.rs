@@ -84,6 +84,15 @@ pub enum Warning {
         /// What went wrong.
         reason: String,
     },
+    /// A record of the state store does not read: what it held is lost to this run.
+    StateCorrupt {
+        /// The record.
+        record: std::path::PathBuf,
+        /// Why it does not read.
+        reason: String,
+        /// Where it was moved aside (it is never overwritten), if it was.
+        moved: Option<std::path::PathBuf>,
+    },
 }
 
 /// Why a three-way merge did not happen.
@@ -112,7 +121,10 @@ impl Warning {
             | Self::KeyKept { id, .. }
             | Self::NotInserted { id } => Some(id),
             Self::NothingToRemove { id, .. } => id.as_ref(),
-            Self::StateNotSaved { .. } | Self::Entry(_) | Self::Metadata { .. } => None,
+            Self::StateNotSaved { .. }
+            | Self::StateCorrupt { .. }
+            | Self::Entry(_)
+            | Self::Metadata { .. } => None,
         }
     }
 }
@@ -188,6 +200,26 @@ impl fmt::Display for Warning {
             Self::NothingToRemove { id: None, owner } => write!(
                 f,
                 "owner {owner} has no entries recorded in this file; nothing was removed"
+            ),
+            Self::StateCorrupt {
+                record,
+                reason,
+                moved,
+            } => write!(
+                f,
+                "the state record {} does not read ({reason}){}; what it held about the files \
+                 of its folder is lost: which regions and entries were written there (uninstall \
+                 cannot remove them), merge bases, key rules and the containers made for \
+                 regions. Check those files by hand{}",
+                record.display(),
+                match moved {
+                    Some(m) if m != record => format!(" and was moved to {}", m.display()),
+                    _ => String::new(),
+                },
+                match moved {
+                    Some(m) => format!(", then delete {}", m.display()),
+                    None => String::new(),
+                }
             ),
         }
     }

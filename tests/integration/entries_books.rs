@@ -31,7 +31,8 @@ fn sync(dir: &Path, owner: &str, template: &str, extra: &[&str]) -> std::process
     o
 }
 
-/// Every file of the state store with its bytes and modification time.
+/// Every record of the state store with its bytes and modification time (lock files, which
+/// each run writes its pid into, are not records).
 fn store(dir: &Path) -> BTreeMap<String, (Vec<u8>, std::time::SystemTime)> {
     let mut out = BTreeMap::new();
     let mut todo = vec![dir.join(".state")];
@@ -39,7 +40,9 @@ fn store(dir: &Path) -> BTreeMap<String, (Vec<u8>, std::time::SystemTime)> {
         for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
             let p = e.path();
             if p.is_dir() {
-                todo.push(p);
+                if !p.ends_with("locks") {
+                    todo.push(p);
+                }
             } else {
                 let m = std::fs::metadata(&p)
                     .and_then(|m| m.modified())

@@ -1,6 +1,7 @@
 //! The integration tests: one binary running the real `demarcate` executable.
 
 mod apply;
+mod books;
 mod cases;
 mod cli;
 mod clients;
@@ -21,6 +22,7 @@ mod regression;
 mod safety;
 mod samples;
 mod sentry_compose;
+mod store;
 mod toml;
 mod toml_plan;
 mod upgrade;
