@@ -191,7 +191,7 @@ impl Walk<'_, '_> {
                     Op::Insert(t.clone())
                 }
             }
-            (None, Some(v)) if e.owned_container(key).is_some_and(|mine| mine.same(v)) => {
+            (None, Some(v)) if e.below.owned(key, false).is_some_and(|mine| mine.is(v)) => {
                 // A container this owner wrote, untouched, that the template made a value.
                 self.keep(key, written(t, false, false));
                 self.report(key, ptr, EntryState::Pristine, A::Updated);
