@@ -277,6 +277,20 @@ impl<'a, 'o> Walk<'a, 'o> {
         let first = src.get(start).copied();
         let edits_before = self.edits.len();
         let removals_before = self.removals;
+        if let Some(r) = &node.leaf_reg
+            && self.mode == Mode::Sync
+            && node.in_template
+            && matches!(first, Some(b'{' | b'['))
+            && self.file_value(start)?.hash() == r.hash
+        {
+            // A whole value this owner wrote, untouched, that the template now holds as
+            // structure (an array of repeated values that became a set): written anew.
+            self.report(key, ptr, EntryState::Pristine, EntryAction::Pruned);
+            return Ok(match self.build_new(node, key, ptr) {
+                Some(j) => Fate::Replace(j),
+                None => Fate::Gone,
+            });
+        }
         let remaining = match (&node.kind, first) {
             (Kind::Object, Some(b'{')) => {
                 let c = scan::container(src, start).map_err(|e| scan_err(src, e))?;

@@ -49,16 +49,38 @@ impl Below {
         if !created && !self.containers.iter().any(|c| c == key) {
             return None;
         }
-        let rel = |k: &str| keys::parse_key(k.strip_prefix(key)?);
-        let mut root = unknown_empty();
-        for c in &self.containers {
-            insert_path(&mut root, &rel(c)?, None);
-        }
-        for (k, r) in &self.entries {
-            insert_path(&mut root, &rel(k)?, Some(Json::from_serde(&r.base)));
-        }
-        Some(Owned(root))
+        Some(Owned(rebuild(key, &self.containers, &self.entries)))
     }
+}
+
+/// The value at `key` rebuilt from the registered entries and created containers below it
+/// (keys that are not below it are left out).
+pub(crate) fn rebuild(
+    key: &str,
+    containers: &[String],
+    entries: &[(String, RegisteredEntry)],
+) -> Json {
+    let rel = |k: &str| keys::parse_key(k.strip_prefix(key)?);
+    let mut root = unknown_empty();
+    for c in containers {
+        if let Some(path) = rel(c) {
+            insert_path(&mut root, &path, None);
+        }
+    }
+    for (k, r) in entries {
+        if let Some(path) = rel(k) {
+            insert_path(&mut root, &path, Some(Json::from_serde(&r.base)));
+        }
+    }
+    // An element keyed by a member holds that member, which no entry registers.
+    let last = keys::parse_key(key).and_then(|p| p.last().cloned());
+    if let (Some(Seg::Elem { field, key }), Json::Obj(members)) = (last, &mut root)
+        && field != "."
+        && !members.iter().any(|(m, _)| *m == field)
+    {
+        members.insert(0, (field, Json::Str(key)));
+    }
+    root
 }
 
 /// A container the owner wrote, as rebuilt.

@@ -295,3 +295,169 @@ fn empty_containers_come_back_byte_exact_after_sync_and_uninstall() {
         assert_eq!(read(d, "settings.json"), start, "byte-exact");
     }
 }
+
+/// The user's settings before any install: their own permission and hook.
+const USER: &str = "{\n  \"permissions\": {\n    \"allow\": [\"Bash(git status)\"]\n  },\n  \"hooks\": {\n    \"SubagentStop\": [\n      {\"matcher\": \"\", \"hooks\": [{\"type\": \"command\", \"command\": \"echo mine\"}]}\n    ]\n  },\n  \"theme\": \"dark\"\n}\n";
+
+/// The last release of the real settings history.
+fn last_release() -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/zylos-settings");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("fixtures")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let last = files.last().expect("a release");
+    std::fs::read_to_string(last)
+        .expect("release")
+        .replace("@ZYLOS_DIR@", "/home/u/zylos")
+}
+
+/// True when `want` (the template) is held by `got`: objects member by member, arrays as
+/// sets of elements each held by some element.
+fn holds(got: &serde_json::Value, want: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (got, want) {
+        (Value::Object(g), Value::Object(w)) => w
+            .iter()
+            .all(|(k, wv)| g.get(k).is_some_and(|gv| holds(gv, wv))),
+        (Value::Array(g), Value::Array(w)) => w.iter().all(|wv| g.iter().any(|gv| holds(gv, wv))),
+        _ => got == want,
+    }
+}
+
+#[test]
+fn a_settings_template_installs_completely_without_key_rules() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    write(d, "settings.json", USER);
+    let release = last_release();
+    let o = sync(d, "Z", &release, &["--json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let got: serde_json::Value = serde_json::from_str(&read(d, "settings.json")).expect("json");
+    let want: serde_json::Value = serde_json::from_str(&release).expect("json");
+    assert!(holds(&got, &want), "every entry arrived:\n{got:#}");
+    assert_eq!(got["theme"], "dark");
+    assert_eq!(
+        got["hooks"]["SubagentStop"][0]["hooks"][0]["command"],
+        "echo mine"
+    );
+    assert!(
+        actions(&o).iter().all(|(_, a)| a == "inserted"),
+        "{:?}",
+        actions(&o)
+    );
+    let o = sync(d, "Z", &release, &["--check"]);
+    assert_eq!(code(&o), 0, "idempotent: {}", stderr(&o));
+    let o = run(d, &["uninstall", "--owner", "Z"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(read(d, "settings.json"), USER);
+}
+
+const HOOK_RULES: [&str; 4] = [
+    "--key",
+    "/hooks/*=matcher",
+    "--key",
+    "/hooks/*/*/hooks=command:path",
+];
+
+#[test]
+fn a_release_that_adds_changes_or_drops_key_rules_keeps_the_owners_elements() {
+    let release = last_release();
+    // Rules added, changed, dropped, then added again: the owner's elements are never the
+    // user's, never duplicated, and uninstalling gives the user's file back.
+    let steps: [&[&str]; 4] = [
+        &[],
+        &HOOK_RULES,
+        &[
+            "--key",
+            "/hooks/*=matcher",
+            "--key",
+            "/hooks/*/*/hooks=command",
+        ],
+        &["--key", "/hooks/*=matcher", "--key", "/hooks/*/*/hooks=."],
+    ];
+    for first in 0..steps.len() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let d = dir.path();
+        write(d, "settings.json", USER);
+        for rules in steps.iter().cycle().skip(first).take(steps.len() + 1) {
+            let mut args = rules.to_vec();
+            args.push("--json");
+            let o = sync(d, "Z", &release, &args);
+            assert_eq!(code(&o), 0, "{rules:?}: {}", stderr(&o));
+            let acts = actions(&o);
+            assert!(
+                acts.iter()
+                    .all(|(_, a)| a == "inserted" || a == "unchanged"),
+                "{rules:?} after {first}: {acts:?}"
+            );
+            let got: serde_json::Value =
+                serde_json::from_str(&read(d, "settings.json")).expect("json");
+            let want: serde_json::Value = serde_json::from_str(&release).expect("json");
+            assert!(holds(&got, &want), "{rules:?}");
+            for (event, groups) in want["hooks"].as_object().into_iter().flatten() {
+                let shipped = groups.as_array().map_or(0, Vec::len);
+                let user = usize::from(event == "SubagentStop");
+                assert_eq!(
+                    got["hooks"][event].as_array().map_or(0, Vec::len),
+                    shipped + user,
+                    "{rules:?}: {event} not duplicated"
+                );
+            }
+        }
+        let o = run(d, &["uninstall", "--owner", "Z"]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert_eq!(read(d, "settings.json"), USER, "from step {first}");
+    }
+}
+
+#[test]
+fn two_owners_with_different_rules_over_one_array_each_own_their_elements() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    let start = "{\n  \"servers\": [\n    {\"name\": \"mine\", \"cmd\": \"m\"}\n  ]\n}\n";
+    write(d, "settings.json", start);
+    sync(
+        d,
+        "A",
+        "{\"servers\": [{\"name\": \"a\", \"cmd\": \"x\"}]}",
+        &["--key", "/servers=name"],
+    );
+    sync(
+        d,
+        "B",
+        "{\"servers\": [{\"name\": \"b\", \"cmd\": \"y\"}]}",
+        &[],
+    );
+    let keys: Vec<(String, String)> = listed(d).into_iter().map(|(k, o, _)| (o, k)).collect();
+    assert_eq!(
+        keys,
+        vec![
+            ("A".into(), "/servers[name=a]".into()),
+            (
+                "B".into(),
+                "/servers[.={\"cmd\":\"y\",\"name\":\"b\"}]".into()
+            ),
+        ]
+    );
+    // A's next release changes its element; B's stays as B wrote it.
+    sync(
+        d,
+        "A",
+        "{\"servers\": [{\"name\": \"a\", \"cmd\": \"x2\"}]}",
+        &["--key", "/servers=name"],
+    );
+    let v: serde_json::Value = serde_json::from_str(&read(d, "settings.json")).expect("json");
+    assert_eq!(v["servers"].as_array().map(Vec::len), Some(3));
+    assert_eq!(v["servers"][1]["cmd"], "x2");
+    let o = run(d, &["uninstall", "--owner", "A"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&read(d, "settings.json")).expect("json");
+    assert_eq!(v["servers"].as_array().map(Vec::len), Some(2), "B's stays");
+    let o = run(d, &["uninstall", "--owner", "B"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(read(d, "settings.json"), start);
+}

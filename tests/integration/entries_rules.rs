@@ -115,3 +115,89 @@ fn a_jsonc_like_template_order_is_kept_and_reordering_is_no_change() {
     assert_eq!(same.new, first.new);
     assert_eq!(same.registry, first.registry);
 }
+
+const HOOKS_V1: &str = r#"{"permissions": {"allow": ["Read(x)", "Bash(y)"]},
+  "hooks": {"Stop": [{"matcher": "", "hooks": [{"type": "command", "command": "node ~/z/a.js"}]}],
+            "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "node ~/z/b.js", "timeout": 5}]}]}}"#;
+
+const HOOKS_USER: &str =
+    "{\n  \"permissions\": {\"allow\": [\"Mine\"]},\n  \"theme\": \"dark\"\n}\n";
+
+#[test]
+fn key_rule_changes_migrate_the_owners_elements_in_every_direction() {
+    let none = KeyRules::new();
+    let full = rules(&["/hooks/*=matcher", "/hooks/*/*/hooks=command:path"]);
+    let plain = rules(&["/hooks/*=matcher", "/hooks/*/*/hooks=command"]);
+    let groups = rules(&["/hooks/*=matcher"]);
+    let sets = [&none, &full, &plain, &groups];
+    for (a, first) in sets.iter().enumerate() {
+        for (b, second) in sets.iter().enumerate() {
+            let one = run(HOOKS_USER, HOOKS_V1, first, None, &opts());
+            let two = run(&text(&one), HOOKS_V1, second, Some(&one.registry), &opts());
+            assert_eq!(two.new, one.new, "{a} -> {b}: nothing moves");
+            for e in &two.entries {
+                assert_eq!(e.action, EntryAction::Unchanged, "{a} -> {b}: {e:?}");
+                assert_eq!(e.state, entries::EntryState::Pristine, "{a} -> {b}: {e:?}");
+            }
+            let again = run(&text(&two), HOOKS_V1, second, Some(&two.registry), &opts());
+            assert_eq!(again.registry, two.registry, "{a} -> {b}: settled");
+            let gone = entries::remove_owner(&two.new, second, OWNER, &two.registry, &[], &opts())
+                .expect("remove");
+            assert_eq!(String::from_utf8_lossy(&gone.new), HOOKS_USER, "{a} -> {b}");
+        }
+    }
+}
+
+#[test]
+fn a_registry_that_held_whole_arrays_is_read_as_elements() {
+    // A registry from before arrays were sets: `/permissions/allow` as one value.
+    let one = run(
+        HOOKS_USER,
+        r#"{"tools": ["a", "b"]}"#,
+        &KeyRules::new(),
+        None,
+        &opts(),
+    );
+    let mut legacy = Registry::default();
+    let base = serde_json::json!(["a", "b"]);
+    let canonical_hash = {
+        use sha2::Digest as _;
+        let d = sha2::Sha256::digest(b"[\"a\",\"b\"]");
+        d.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    legacy.entries.insert(
+        "/tools".into(),
+        entries::RegisteredEntry {
+            hash: canonical_hash,
+            base,
+            adopted: false,
+            seed: false,
+        },
+    );
+    legacy.containers.clear();
+    let two = run(
+        &text(&one),
+        r#"{"tools": ["a", "b", "c"]}"#,
+        &KeyRules::new(),
+        Some(&legacy),
+        &opts(),
+    );
+    assert_eq!(parse(&two)["tools"], serde_json::json!(["a", "b", "c"]));
+    assert!(
+        two.entries
+            .iter()
+            .all(|e| e.action != EntryAction::KeptUser),
+        "{:?}",
+        two.entries
+    );
+    let gone = entries::remove_owner(
+        &two.new,
+        &KeyRules::new(),
+        OWNER,
+        &two.registry,
+        &[],
+        &opts(),
+    )
+    .expect("remove");
+    assert_eq!(String::from_utf8_lossy(&gone.new), HOOKS_USER);
+}

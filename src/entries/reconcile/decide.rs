@@ -192,10 +192,16 @@ impl Walk<'_, '_> {
                 }
             }
             (None, Some(v)) if e.below.owned(key, false).is_some_and(|mine| mine.is(v)) => {
-                // A container this owner wrote, untouched, that the template made a value.
+                // A container this owner wrote, untouched, that the template made a value
+                // (or whose key rules made it one value): the owner's, and the template's.
                 self.keep(key, written(t, false, false));
-                self.report(key, ptr, EntryState::Pristine, A::Updated);
-                Op::Replace(t.clone())
+                if v.same(t) {
+                    self.report(key, ptr, EntryState::Pristine, A::Unchanged);
+                    Op::Keep
+                } else {
+                    self.report(key, ptr, EntryState::Pristine, A::Updated);
+                    Op::Replace(t.clone())
+                }
             }
             (None, Some(v)) => {
                 let equal = v.same(t);
