@@ -461,3 +461,160 @@ fn two_owners_with_different_rules_over_one_array_each_own_their_elements() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(read(d, "settings.json"), start);
 }
+
+/// Runs demarcate with `HOME` set (and the store inside `dir`).
+fn run_home(dir: &Path, home: &Path, args: &[&str]) -> std::process::Output {
+    let state = dir.join(".state");
+    let h = home.to_string_lossy().into_owned();
+    let s = state.to_string_lossy().into_owned();
+    crate::util::run_env(
+        dir,
+        args,
+        &[("HOME", h.as_str()), ("XDG_STATE_HOME", s.as_str())],
+    )
+}
+
+#[test]
+fn a_path_key_survives_a_repointed_link_deleted_scripts_and_a_symlinked_home() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    let real_home = d.join("real-home");
+    std::fs::create_dir_all(real_home.join("app-1.0")).expect("dir");
+    std::fs::create_dir_all(real_home.join("app-2.0")).expect("dir");
+    std::fs::write(real_home.join("app-1.0/h.js"), "1").expect("script");
+    std::fs::write(real_home.join("app-2.0/h.js"), "2").expect("script");
+    std::os::unix::fs::symlink("app-1.0", real_home.join("app")).expect("link");
+    let link_home = d.join("home");
+    std::os::unix::fs::symlink(&real_home, &link_home).expect("home link");
+    let start = "{\n  \"theme\": \"dark\"\n}\n";
+    write(d, "settings.json", start);
+    let template = "{\"hooks\": {\"Stop\": [{\"matcher\": \"\", \"hooks\": [{\"type\": \"command\", \"command\": \"node ~/app/h.js\"}]}]}}";
+    write(d, "template.json", template);
+    let sync = |home: &Path| {
+        let o = run_home(
+            d,
+            home,
+            &[
+                "sync",
+                "settings.json",
+                "--template",
+                "template.json",
+                "--owner",
+                "A",
+                "--key",
+                "/hooks/*=matcher",
+                "--key",
+                "/hooks/*/*/hooks=command:path",
+                "--json",
+            ],
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        o
+    };
+    let first = sync(&link_home);
+    let acts = actions(&first);
+    assert!(acts.len() == 1 && acts[0].1 == "inserted", "{acts:?}");
+    let installed = read(d, "settings.json");
+    let state_of = |home: &Path| {
+        let o = run_home(d, home, &["list", "settings.json", "--json"]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        json(&o)["files"][0]["entries"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .map(|e| {
+                format!(
+                    "{} {}",
+                    e["key"].as_str().unwrap_or(""),
+                    e["state"].as_str().unwrap_or("")
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let want = vec![format!(
+        "/hooks/Stop[matcher=]/hooks[command=node {}/app/h.js] pristine",
+        link_home.display()
+    )];
+    assert_eq!(
+        state_of(&link_home),
+        want,
+        "the key as the template wrote it, home expanded"
+    );
+    // The usual versioned upgrade: the link is re-pointed and the old release deleted.
+    std::fs::remove_file(real_home.join("app")).expect("unlink");
+    std::os::unix::fs::symlink("app-2.0", real_home.join("app")).expect("link");
+    std::fs::remove_dir_all(real_home.join("app-1.0")).expect("old release");
+    let o = sync(&link_home);
+    assert_eq!(
+        json(&o)["files"][0]["changed"],
+        false,
+        "{}",
+        read(d, "settings.json")
+    );
+    assert!(
+        actions(&o).iter().all(|(_, a)| a == "unchanged"),
+        "{:?}",
+        actions(&o)
+    );
+    assert_eq!(read(d, "settings.json"), installed);
+    // HOME given as the real directory (the link resolved): still the same entry.
+    let o = sync(&real_home);
+    assert!(
+        actions(&o).iter().all(|(_, a)| a == "unchanged"),
+        "{:?}",
+        actions(&o)
+    );
+    assert_eq!(read(d, "settings.json"), installed, "not duplicated");
+    // The scripts are deleted before the uninstall: the entry still goes.
+    std::fs::remove_dir_all(real_home.join("app-2.0")).expect("scripts");
+    let o = run_home(d, &link_home, &["uninstall", "--owner", "A"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(read(d, "settings.json"), start);
+}
+
+#[test]
+fn only_path_words_are_normalized() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    write(d, "settings.json", "{}\n");
+    let rules = [
+        "--key",
+        "/hooks/*=matcher",
+        "--key",
+        "/hooks/*/*/hooks=command:path",
+    ];
+    let tpl = |cmds: &[&str]| {
+        let hooks: Vec<serde_json::Value> = cmds
+            .iter()
+            .map(|c| serde_json::json!({"type": "command", "command": c}))
+            .collect();
+        serde_json::json!({"hooks": {"Stop": [{"matcher": "", "hooks": hooks}]}}).to_string()
+    };
+    // Two commands that differ only in a quoted argument are two entries.
+    let o = sync(
+        d,
+        "A",
+        &tpl(&[
+            "echo 'a b'",
+            "echo a b",
+            "jq '.x | length' \"$HOME/s.json\"",
+        ]),
+        &rules,
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let keys: Vec<String> = listed(d).into_iter().map(|(k, _, _)| k).collect();
+    assert_eq!(keys.len(), 3, "{keys:?}");
+    assert!(
+        keys.iter().any(|k| k.ends_with("[command=echo 'a b']")),
+        "{keys:?}"
+    );
+    assert!(
+        keys.iter().any(|k| k.ends_with("[command=echo a b]")),
+        "{keys:?}"
+    );
+    assert!(
+        keys.iter()
+            .any(|k| k.contains("[command=jq '.x | length' /") && k.ends_with("/s.json]")),
+        "{keys:?}"
+    );
+}
