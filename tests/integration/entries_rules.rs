@@ -436,8 +436,8 @@ fn merge(base: &str, user: &str, next: &str) -> (Value, Vec<String>, EntryAction
     let conflicts = two
         .warnings
         .iter()
-        .filter_map(|w| match &w.kind {
-            WarningKind::MergeConflict { member } => Some(member.clone()),
+        .map(|w| match &w.kind {
+            WarningKind::MergeConflict { member } => member.clone(),
             other => panic!("unexpected warning {other:?}"),
         })
         .collect();
