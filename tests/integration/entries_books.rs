@@ -618,3 +618,40 @@ fn only_path_words_are_normalized() {
         "{keys:?}"
     );
 }
+
+#[test]
+fn a_jsonc_container_created_in_a_file_without_indentation_takes_the_templates() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    let template =
+        "{\n\t\"a\": {\n\t\t// BEGIN X MANAGED r\n\t\t\"k\": 1\n\t\t// END X MANAGED r\n\t}\n}\n";
+    write(d, "t.jsonc", template);
+    for start in ["{}\n", "{}", ""] {
+        write(d, "c.jsonc", start);
+        let o = run(
+            d,
+            &["sync", "c.jsonc", "--template", "t.jsonc", "--owner", "X"],
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let text = read(d, "c.jsonc");
+        assert!(
+            text.contains("\n\t\"a\": {\n\t\t// BEGIN X MANAGED r")
+                && text.contains("\n\t\t\"k\": 1\n"),
+            "{start:?}: {text:?}"
+        );
+        let o = run(d, &["remove", "c.jsonc", "--owner", "X", "--name", "r"]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    // A file that shows its own indentation keeps it.
+    write(d, "c.jsonc", "{\n    \"b\": 1\n}\n");
+    let o = run(
+        d,
+        &["sync", "c.jsonc", "--template", "t.jsonc", "--owner", "X"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        read(d, "c.jsonc").contains("\n    \"a\": {\n        // BEGIN"),
+        "{}",
+        read(d, "c.jsonc")
+    );
+}
