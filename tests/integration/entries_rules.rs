@@ -538,3 +538,136 @@ fn merge_arms_member_by_member() {
     );
     assert_eq!((v, c), (j(r#"{"name":"n","x":1}"#), vec!["y".to_owned()]));
 }
+
+mod books {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    /// Owner `o`'s release `n`: a key both owners ship, a set both add to, its own keys.
+    fn release(o: usize, n: u8) -> Template {
+        let v = serde_json::json!({
+            "shared": format!("s{n}"),
+            "list": [format!("e{o}{n}"), "common"],
+            "obj": {format!("k{o}"): n, "deep": {format!("d{o}"): [n, n + 1]}},
+        });
+        Template::from_value(&v).expect("template")
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Sync { owner: usize, n: u8, force: bool },
+        Lose(usize),
+        Uninstall(usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0usize..2, 0u8..3, any::<bool>()).prop_map(|(owner, n, force)| Op::Sync { owner, n, force }),
+            1 => (0usize..2).prop_map(Op::Lose),
+            2 => (0usize..2).prop_map(Op::Uninstall),
+        ]
+    }
+
+    fn others(regs: &BTreeMap<String, Registry>, who: &str) -> Vec<(String, Registry)> {
+        regs.iter()
+            .filter(|(k, _)| k.as_str() != who)
+            .map(|(k, r)| (k.clone(), r.clone()))
+            .collect()
+    }
+
+    fn store(regs: &mut BTreeMap<String, Registry>, who: &str, plan: &EntryPlan) {
+        for (owner, reg) in std::iter::once((who.to_owned(), plan.registry.clone()))
+            .chain(plan.others.iter().cloned())
+        {
+            if reg.is_empty() {
+                regs.remove(&owner);
+            } else {
+                regs.insert(owner, reg);
+            }
+        }
+    }
+
+    /// Every owner's pristine entries, as listed.
+    fn pristine(file: &[u8], regs: &BTreeMap<String, Registry>) -> Vec<(String, String)> {
+        let all: Vec<(String, Registry)> =
+            regs.iter().map(|(k, r)| (k.clone(), r.clone())).collect();
+        entries::list(file, &KeyRules::new(), &all, &opts())
+            .expect("list")
+            .into_iter()
+            .filter(|e| e.state == EntryState::Pristine)
+            .map(|e| (e.owner, e.key))
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        #[test]
+        fn the_books_stay_true_over_two_owners(ops in prop::collection::vec(op(), 1..12)) {
+            let original = "{\n  \"theme\": \"dark\",\n  \"list\": [\"mine\"]\n}\n";
+            let mut file = original.as_bytes().to_vec();
+            let mut regs: BTreeMap<String, Registry> = BTreeMap::new();
+            let mut lost = false;
+            for op in ops {
+                match op {
+                    Op::Sync { owner, n, force } => {
+                        let who = format!("O{owner}");
+                        let o = EntryOptions { force, ..opts() };
+                        let t = release(owner, n);
+                        let plan = match entries::sync(&file, &t, &KeyRules::new(), &who, regs.get(&who), &others(&regs, &who), &o) {
+                            Ok(p) => p,
+                            Err(EntryError::Conflict(_)) if !force => continue,
+                            Err(e) => return Err(TestCaseError::fail(format!("{e}"))),
+                        };
+                        store(&mut regs, &who, &plan);
+                        file = plan.new;
+                        // The same run again changes neither the file nor any registry.
+                        let again = entries::sync(&file, &t, &KeyRules::new(), &who, regs.get(&who), &others(&regs, &who), &o).expect("again");
+                        prop_assert_eq!(&again.new, &file);
+                        prop_assert_eq!(Some(&again.registry), regs.get(&who));
+                        prop_assert!(again.others.is_empty(), "{:?}", again.others);
+                        // What the run wrote is listed as pristine, for this owner.
+                        let listed = pristine(&file, &regs);
+                        for e in &plan.entries {
+                            if matches!(e.action, EntryAction::Inserted | EntryAction::Updated | EntryAction::Adopted) {
+                                prop_assert!(listed.contains(&(who.clone(), e.key.clone())), "{:?} not listed", e);
+                            }
+                        }
+                    }
+                    Op::Lose(owner) => {
+                        lost |= regs.remove(&format!("O{owner}")).is_some();
+                    }
+                    Op::Uninstall(owner) => {
+                        let who = format!("O{owner}");
+                        let Some(reg) = regs.get(&who).cloned() else { continue };
+                        let before: Vec<(String, String)> = pristine(&file, &regs)
+                            .into_iter()
+                            .filter(|(o, _)| *o != who)
+                            .collect();
+                        let plan = entries::remove_owner(&file, &KeyRules::new(), &who, &reg, &others(&regs, &who), &opts()).expect("remove");
+                        store(&mut regs, &who, &plan);
+                        file = plan.new;
+                        prop_assert!(!regs.contains_key(&who));
+                        // Another owner's entries are untouched by this owner's uninstall.
+                        let after = pristine(&file, &regs);
+                        for e in before {
+                            prop_assert!(after.contains(&e), "{:?} lost by {}'s uninstall", e, who);
+                        }
+                    }
+                }
+                prop_assert!(serde_json::from_slice::<Value>(&file).is_ok());
+            }
+            let owners: Vec<String> = regs.keys().cloned().collect();
+            for who in owners {
+                let Some(reg) = regs.get(&who).cloned() else { continue };
+                let plan = entries::remove_owner(&file, &KeyRules::new(), &who, &reg, &others(&regs, &who), &opts()).expect("remove");
+                store(&mut regs, &who, &plan);
+                file = plan.new;
+            }
+            if !lost {
+                prop_assert_eq!(String::from_utf8_lossy(&file), original);
+            }
+        }
+    }
+}
