@@ -139,10 +139,9 @@ fn expand(
     let value = Json::from_serde(&r.base);
     let mut path = path.to_vec();
     let structure = match (&value, path.last()) {
-        (Json::Arr(a), Some(Seg::Key(_))) => {
-            rules.rule_for(&path).is_some()
-                || (a.iter().all(|e| !matches!(e, Json::Arr(_))) && distinct(a))
-        }
+        // As the template tree has it: an array is keyed by its rule, or a set when its
+        // values are distinct.
+        (Json::Arr(a), Some(Seg::Key(_))) => rules.rule_for(&path).is_some() || distinct(a),
         (Json::Obj(_), Some(Seg::Elem { field, .. })) => field != "." && rules.any_below(&path),
         _ => false,
     };
