@@ -653,22 +653,35 @@ fn read_only_known(
     let f = entries_format(path, f, opts, known);
     if f == Format::Json {
         let mut out = FileOutcome::new(path, Some(f));
-        let registries: Vec<(String, entries::Registry)> = known
+        let home = home();
+        let resolve = resolve_path;
+        let eopts = entry_options(opts, home.as_deref(), &resolve);
+        // Each owner's entries are read under that owner's own key rules.
+        let mut owners: Vec<(String, entries::Registry)> = known
             .entries
             .iter()
             .map(|(o, e)| (o.clone(), e.registry.clone()))
             .collect();
-        let specs = rule_specs(opts, known, None);
-        let home = home();
-        let resolve = resolve_path;
-        let eopts = entry_options(opts, home.as_deref(), &resolve);
-        match KeyRules::parse(&specs).and_then(|r| entries::list(src, &r, &registries, &eopts)) {
-            Ok(list) => {
-                out.found = check && list.iter().any(|e| e.state == entries::EntryState::Drifted);
-                out.entries = list;
-            }
-            Err(e) => out.error = Some(e.into()),
+        if owners.is_empty() {
+            owners.push((String::new(), entries::Registry::default()));
         }
+        for (o, reg) in owners {
+            let specs = rule_specs(opts, known, Some(&o));
+            let regs = if o.is_empty() { vec![] } else { vec![(o, reg)] };
+            match KeyRules::parse(&specs).and_then(|r| entries::list(src, &r, &regs, &eopts)) {
+                Ok(list) => out.entries.extend(list),
+                Err(e) => {
+                    out.error = Some(e.into());
+                    out.entries.clear();
+                    break;
+                }
+            }
+        }
+        out.found = check
+            && out
+                .entries
+                .iter()
+                .any(|e| e.state == entries::EntryState::Drifted);
         return out;
     }
     // Only the regions and problems are kept: the comments go as they are paired, the rest

@@ -137,6 +137,9 @@ pub struct Home {
     pub line: usize,
     /// TOML: the region holds its own table header, so it lives at the top level.
     pub top: bool,
+    /// JSONC: the template's indent unit, when it shows one; containers created in a file
+    /// that shows none (`{}`) are indented with it.
+    pub unit: Option<Vec<u8>>,
 }
 
 /// One container on a [`Home`] path.

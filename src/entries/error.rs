@@ -90,8 +90,8 @@ pub struct Conflict {
 /// Why an entries operation refused to produce a plan. Nothing is to be written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EntryError {
-    /// The file or the template is not strict JSON.
-    #[error("{input} is not strict JSON at {location}: {kind}")]
+    /// The file or the template is not strict JSON (or nests deeper than the limit).
+    #[error("{}", syntax_text(*input, *location, kind))]
     Syntax {
         /// Which input.
         input: Input,
@@ -135,6 +135,13 @@ pub enum EntryError {
     /// The edited text failed the strict check (a defect; nothing is written).
     #[error("internal error: the edited text is not valid JSON ({0}); nothing was written")]
     InvalidOutput(String),
+}
+
+fn syntax_text(input: Input, location: Location, kind: &SyntaxKind) -> String {
+    match kind {
+        SyntaxKind::TooDeep => format!("{input} at {location}: {kind}"),
+        _ => format!("{input} is not strict JSON at {location}: {kind}"),
+    }
 }
 
 fn conflicts_text(c: &[Conflict]) -> String {

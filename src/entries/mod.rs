@@ -51,6 +51,7 @@
 
 mod error;
 mod keys;
+mod migrate;
 mod reconcile;
 mod registry;
 mod scan;
@@ -321,7 +322,9 @@ pub fn sync(
     check_target(src)?;
     let mut norm = keys::PathNorm::new(opts.home.as_deref(), opts.resolve);
     let mut wanted = tree::wanted(&template.root, rules, &opts.seeds, &mut norm)?;
-    let mut own = registry.cloned().unwrap_or_default();
+    let mut own = registry
+        .map(|r| migrate::migrate(r, rules, &mut norm))
+        .unwrap_or_default();
     let mut changed_others: Vec<(String, Registry)> = Vec::new();
     let mut conflicts = Vec::new();
     for key in wanted.template_keys() {
@@ -475,6 +478,7 @@ fn walk_registry(
     check_target(src)?;
     let mut norm = keys::PathNorm::new(opts.home.as_deref(), opts.resolve);
     let mut wanted = tree::wanted(&[], rules, &[], &mut norm)?;
+    let registry = &migrate::migrate(registry, rules, &mut norm);
     let mut lost = Vec::new();
     for (key, reg) in &registry.entries {
         if !wanted.attach(key, reg.clone(), rules) {

@@ -277,6 +277,20 @@ impl<'a, 'o> Walk<'a, 'o> {
         let first = src.get(start).copied();
         let edits_before = self.edits.len();
         let removals_before = self.removals;
+        if let Some(r) = &node.leaf_reg
+            && self.mode == Mode::Sync
+            && node.in_template
+            && matches!(first, Some(b'{' | b'['))
+            && self.file_value(start)?.hash() == r.hash
+        {
+            // A whole value this owner wrote, untouched, that the template now holds as
+            // structure (an array of repeated values that became a set): written anew.
+            self.report(key, ptr, EntryState::Pristine, EntryAction::Pruned);
+            return Ok(match self.build_new(node, key, ptr) {
+                Some(j) => Fate::Replace(j),
+                None => Fate::Gone,
+            });
+        }
         let remaining = match (&node.kind, first) {
             (Kind::Object, Some(b'{')) => {
                 let c = scan::container(src, start).map_err(|e| scan_err(src, e))?;
@@ -295,11 +309,12 @@ impl<'a, 'o> Walk<'a, 'o> {
                     .count()
             }
             _ => {
-                if let Some(r) = &node.leaf_reg
-                    && self.mode == Mode::Sync
-                    && node.in_template
-                    && self.file_value(start)?.hash() == r.hash
-                {
+                let mine = match (&node.leaf_reg, node.below.owned(key, node.created)) {
+                    (Some(r), _) => self.file_value(start)?.hash() == r.hash,
+                    (None, Some(owned)) => owned.is(&self.file_value(start)?),
+                    (None, None) => false,
+                };
+                if mine && self.mode == Mode::Sync && node.in_template {
                     // A plain value this owner wrote, untouched, that the template made a
                     // container: replaced by the container.
                     self.report(key, ptr, EntryState::Pristine, EntryAction::Pruned);
@@ -472,12 +487,29 @@ impl<'a, 'o> Walk<'a, 'o> {
                 wanted.insert(key.as_bytes(), ci);
             }
         }
+        // `:path` keys are matched by their stable form, then by their resolved form.
+        let mut resolved: FxHashMap<String, usize> = FxHashMap::default();
+        if rule.path {
+            for (ci, child) in node.children.iter().enumerate() {
+                if let Seg::Elem { key, .. } = &child.seg {
+                    resolved.entry(self.norm.resolved(key)).or_insert(ci);
+                }
+            }
+        }
         let mut at: Vec<Option<usize>> = vec![None; node.children.len()];
         let mut dup = vec![false; node.children.len()];
         if !wanted.is_empty() {
             for (i, item) in c.items.iter().enumerate() {
                 let k = self.element_key(rule, item.value.start)?;
-                if let Some(&ci) = wanted.get(k.as_ref()) {
+                let hit = match wanted.get(k.as_ref()) {
+                    Some(&ci) => Some(ci),
+                    None if rule.path => {
+                        let stable = String::from_utf8_lossy(&k).into_owned();
+                        resolved.get(&self.norm.resolved(&stable)).copied()
+                    }
+                    None => None,
+                };
+                if let Some(ci) = hit {
                     if at[ci].is_some() {
                         dup[ci] = true;
                     } else {
