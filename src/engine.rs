@@ -39,7 +39,7 @@ use crate::format::{self, DetectError, Format};
 use crate::io::{self, IoError};
 use crate::marker::Identity;
 use crate::plan::{self, Action, Op, Outcome, PlanError};
-use crate::problem::Problem;
+use crate::problem::{Problem, ProblemKind};
 use crate::repair::{self, Fix};
 use crate::report::{self, RegionReport};
 use crate::state::{DirState, FileState, OwnerEntries, Store, StoreWarning};
@@ -235,7 +235,7 @@ pub enum TemplateError {
         /// The template.
         path: PathBuf,
         /// The first blocking problem.
-        problem: Problem,
+        problem: Box<Problem>,
     },
     /// Its format's own parser rejects it.
     #[error("{}: the template is not valid {}: {}; fix the template", .path.display(), .format.name(), .message)]
@@ -896,7 +896,7 @@ fn template_doc<'a>(
     if let Some(p) = doc.problems.iter().find(|p| p.kind.blocks()) {
         return Err(TemplateError::Damaged {
             path: template.into(),
-            problem: p.clone(),
+            problem: Box::new(p.clone()),
         });
     }
     rejected_input(&doc, f).map_err(|message| TemplateError::Invalid {
@@ -1083,6 +1083,37 @@ fn edit_inner(
         wrote(path, &out, reporter);
     }
     out
+}
+
+/// The keys an edit made shadowed or shadowing: each duplicate-key problem of the new file
+/// (`after`, lines as numbered after the edit) whose key is assigned more often than before
+/// (`before`) becomes a warning.
+fn shadowing(before: &[Problem], after: &[Problem]) -> Vec<Warning> {
+    fn count(problems: &[Problem]) -> BTreeMap<&str, usize> {
+        let mut n: BTreeMap<&str, usize> = BTreeMap::new();
+        for p in problems
+            .iter()
+            .filter(|p| p.kind == ProblemKind::DuplicateKey)
+        {
+            if let Some((key, _)) = p.also.as_deref() {
+                *n.entry(key.as_str()).or_default() += 1;
+            }
+        }
+        n
+    }
+    let (old, new) = (count(before), count(after));
+    after
+        .iter()
+        .filter(|p| p.kind == ProblemKind::DuplicateKey)
+        .filter_map(|p| {
+            let (key, other) = p.also.as_deref()?;
+            (new.get(key.as_str()) > old.get(key.as_str())).then(|| Warning::Shadowed {
+                key: key.clone(),
+                line: p.line,
+                other_line: *other,
+            })
+        })
+        .collect()
 }
 
 /// What a removal that finds nothing to remove says: one warning per region asked for, or
@@ -1719,8 +1750,9 @@ fn plan_parsed(
     out.problems = checked.problems;
     out.outcomes.clone_from(&planned.outcomes);
     out.warnings.clone_from(&planned.warnings);
+    out.warnings.extend(shadowing(&doc.problems, &out.problems));
     out.repairs = repairs;
-    for w in &planned.warnings {
+    for w in &out.warnings {
         reporter.event(path, &Event::Warning(w));
     }
     conclude(&mut out, src, &planned.new, opts, reporter);

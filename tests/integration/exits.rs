@@ -733,3 +733,93 @@ fn the_report_says_where_the_backup_went() {
     );
     assert!(json(&o)["files"][0].get("backup").is_none());
 }
+
+#[test]
+fn an_edit_that_shadows_a_users_key_warns_naming_the_key_and_both_lines() {
+    let dir = tempfile::tempdir().expect("dir");
+    let d = dir.path();
+    write(d, ".env", "ACME_URL=http://localhost:9999\nDEBUG=1\n");
+    let o = run(
+        d,
+        &[
+            "set",
+            ".env",
+            "--owner",
+            "ACME",
+            "--name",
+            "url",
+            "--content",
+            "ACME_URL=https://acme.example",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let err = stderr(&o);
+    // Lines as numbered in the file after the edit: the region's assignment is line 4.
+    assert!(
+        err.contains("warning: .env: line 4: `ACME_URL` is assigned again (also on line 1)"),
+        "{err}"
+    );
+    // A second run changes nothing and warns of nothing new.
+    let o = run(
+        d,
+        &[
+            "set",
+            ".env",
+            "--owner",
+            "ACME",
+            "--name",
+            "url",
+            "--content",
+            "ACME_URL=https://acme.example",
+        ],
+    );
+    assert!(!stderr(&o).contains("assigned again"), "{}", stderr(&o));
+    // Shell: the user's variable, and two owners' regions.
+    write(
+        d,
+        ".bashrc",
+        "export EDITOR=vim\nexport PATH=\"/usr/local/bin:$PATH\"\n",
+    );
+    let set = |owner: &str, name: &str, content: &str| {
+        run(
+            d,
+            &[
+                "set",
+                ".bashrc",
+                "--owner",
+                owner,
+                "--name",
+                name,
+                "--content",
+                content,
+            ],
+        )
+    };
+    let o = set("ACME", "editor", "export EDITOR=nano");
+    assert_eq!(code(&o), 0);
+    assert!(
+        stderr(&o).contains("line 4: `EDITOR` is assigned again (also on line 1)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = set("ZYLOS", "editor", "export EDITOR=emacs");
+    assert!(
+        stderr(&o).contains("line 7: `EDITOR` is assigned again (also on line 1)"),
+        "{}",
+        stderr(&o)
+    );
+    // Lines that extend PATH with itself are not duplicates, in any spelling.
+    for (owner, body) in [
+        ("A", "export PATH=\"$HOME/.a/bin:$PATH\""),
+        ("B", "export PATH=$PATH:$HOME/.b/bin"),
+        ("C", "PATH=\"${PATH}:/opt/c\""),
+    ] {
+        let o = set(owner, "path", body);
+        assert_eq!(code(&o), 0);
+        assert!(!stderr(&o).contains("PATH"), "{body}: {}", stderr(&o));
+    }
+    let o = run(d, &["check", ".bashrc", "--json"]);
+    let problems = json(&o)["files"][0]["problems"].to_string();
+    assert!(!problems.contains("PATH"), "{problems}");
+    assert!(problems.contains("EDITOR"), "{problems}");
+}
