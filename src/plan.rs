@@ -930,6 +930,11 @@ impl<'d, 'a> Planner<'d, 'a> {
         {
             return p.map_err(PlanError::Place);
         }
+        // A region with its own table header (TOML) that the format placed nowhere goes at
+        // the end, never after a neighbour that ends a table above.
+        if homes.iter().any(|(h, home)| h == id && home.top) {
+            return self.place(&At::End, body);
+        }
         let after_prev = ids[..index]
             .iter()
             .rev()

@@ -823,3 +823,74 @@ fn an_edit_that_shadows_a_users_key_warns_naming_the_key_and_both_lines() {
     assert!(!problems.contains("PATH"), "{problems}");
     assert!(problems.contains("EDITOR"), "{problems}");
 }
+
+#[test]
+fn a_region_with_its_own_toml_header_goes_at_the_end_never_after_a_tables_keys() {
+    let dir = tempfile::tempdir().expect("dir");
+    let d = dir.path();
+    let user = "model = \"o3\"\n\n[features]\nweb = true\n\n[history]\npersistence = \"none\"\n";
+    write(d, "config.toml", user);
+    write(
+        d,
+        "t.toml",
+        "[features]\n# BEGIN ZYLOS MANAGED feat\nzylos = true\n# END ZYLOS MANAGED feat\n\n\
+         # BEGIN ZYLOS MANAGED mcp\n[mcp_servers.acme]\ncommand = \"acme\"\n# END ZYLOS MANAGED mcp\n\n\
+         [history]\nx = 1\n",
+    );
+    let sync = || {
+        run(
+            d,
+            &[
+                "sync",
+                "config.toml",
+                "--template",
+                "t.toml",
+                "--owner",
+                "ZYLOS",
+            ],
+        )
+    };
+    let o = sync();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = read(d, "config.toml");
+    let mcp = "# BEGIN ZYLOS MANAGED mcp hash=ad9ec0417638\n[mcp_servers.acme]\ncommand = \"acme\"\n# END ZYLOS MANAGED mcp\n";
+    assert!(
+        text.starts_with(&user.replace(
+            "web = true\n",
+            "web = true\n# BEGIN ZYLOS MANAGED feat hash=df3fa751f88c\nzylos = true\n# END ZYLOS MANAGED feat\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(&format!("persistence = \"none\"\n{mcp}")),
+        "{text}"
+    );
+    // A key appended to [features] (as `cargo add`-like tools do) stays in [features].
+    let parsed: toml_edit::DocumentMut = text.parse().expect("valid TOML");
+    assert!(parsed["features"]["zylos"].as_bool() == Some(true));
+    // The next header region goes after the owner's last one, before the user's later
+    // tables.
+    let grown = format!("{text}\n[user]\nz = 1\n");
+    write(d, "config.toml", &grown);
+    let mut t = read(d, "t.toml");
+    t.push_str(
+        "# BEGIN ZYLOS MANAGED mcp2\n[mcp_servers.b]\ncommand = \"b\"\n# END ZYLOS MANAGED mcp2\n",
+    );
+    write(d, "t.toml", &t);
+    let o = sync();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let after = read(d, "config.toml");
+    assert!(
+        after.contains(&format!(
+            "{mcp}# BEGIN ZYLOS MANAGED mcp2 hash=a3554fc3afc3\n[mcp_servers.b]\ncommand = \"b\"\n# END ZYLOS MANAGED mcp2\n\n[user]\nz = 1\n"
+        )),
+        "{after}"
+    );
+    let o = sync();
+    assert_eq!(code(&o), 0);
+    assert_eq!(
+        read(d, "config.toml"),
+        after,
+        "a second sync changes nothing"
+    );
+}
