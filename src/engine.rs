@@ -1320,8 +1320,8 @@ impl FileCx<'_> {
             }
         }
         out.backup.clone_from(backed_up);
-        // Env bodies (secrets) are kept only for a merge.
-        let keep_bodies = f != Format::Env || opts.plan.on_drift == plan::OnDrift::Merge;
+        // Env bodies (secrets) are never kept: a merge by key needs only the keys' prints.
+        let keep_bodies = f != Format::Env;
         Step::Staged(Box::new(Staged {
             out,
             src,
@@ -2062,12 +2062,18 @@ fn plan_options(
         .collect();
     p.known = known.regions.keys().cloned().collect();
     p.created.clone_from(&known.containers);
-    if let (plan::OnDrift::Merge, Some(store)) = (p.on_drift, store) {
+    if p.on_drift == plan::OnDrift::Merge {
         for r in doc.regions.iter().filter(|r| r.state() == State::Drifted) {
-            if let Some(h) = r.hash(doc.src)
-                && let Some(base) = store.body(canonical, &h)
-            {
+            let Some(h) = r.hash(doc.src) else { continue };
+            if let Some(base) = store.and_then(|s| s.body(canonical, &h)) {
                 p.bases.insert(h, base);
+            } else if let Some(prints) = known
+                .regions
+                .get(&r.id(doc.src).to_string())
+                .filter(|k| k.hash.as_deref() == Some(h.as_str()))
+                .and_then(|k| k.keys.clone())
+            {
+                p.key_bases.insert(h, prints);
             }
         }
     }

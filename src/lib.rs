@@ -91,7 +91,8 @@ pub use lines::eol_of;
 pub use marker::{Identity, Marker};
 pub use place::{At, AtError, Created, Home, Step};
 pub use plan::{
-    Action, Adopt, Checked, OnDrift, Op, Options as PlanOptions, Outcome, Plan, PlanError, plan,
+    Action, Adopt, Checked, KeyPrints, OnDrift, Op, Options as PlanOptions, Outcome, Plan,
+    PlanError, plan,
 };
 pub use problem::{MAX_PROBLEMS_PER_KIND, Problem, ProblemKind};
 pub use repair::{Fix, Repaired, repair as repair_markers};

@@ -41,6 +41,10 @@ pub(crate) struct RegionState {
     /// Inserting it added a line break after the file's unterminated last line.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub eof_break: bool,
+    /// Its keys' names and statement hashes at the last write (formats with keys): a merge
+    /// by key needs no more, so env bodies (secrets) are never kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<crate::plan::KeyPrints>,
 }
 
 /// What the store knows about one file.
@@ -510,6 +514,7 @@ impl DirState {
                             bodies.insert(hash.clone(), Body(body.clone()));
                         }
                         entry.hash = Some(hash.clone());
+                        entry.keys.clone_from(&o.keys);
                     }
                     // A new insertion decides afresh whether it added a line break; an
                     // update keeps what the insertion recorded.
@@ -543,6 +548,7 @@ mod tests {
             old_lines: None,
             written: written.map(|(h, b)| (h.to_owned(), b.to_vec())),
             eof_break: false,
+            keys: None,
         }
     }
 
@@ -570,6 +576,7 @@ mod tests {
             RegionState {
                 hash: Some("abc".into()),
                 eof_break: true,
+                keys: None,
             },
         );
         store.save(target, &st)?;
@@ -697,6 +704,7 @@ mod tests {
             RegionState {
                 hash: Some("aa".into()),
                 eof_break: true,
+                keys: None,
             },
         );
         std::fs::create_dir_all(store.bodies_of(t))?;

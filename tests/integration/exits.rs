@@ -894,3 +894,79 @@ fn a_region_with_its_own_toml_header_goes_at_the_end_never_after_a_tables_keys()
         "a second sync changes nothing"
     );
 }
+
+/// Every file under the state store, as text.
+fn store_text(dir: &Path) -> String {
+    fn walk(p: &Path, out: &mut String) {
+        if let Ok(rd) = std::fs::read_dir(p) {
+            for e in rd.flatten() {
+                if e.path().is_dir() {
+                    walk(&e.path(), out);
+                } else {
+                    out.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+                }
+            }
+        }
+    }
+    let mut out = String::new();
+    walk(&dir.join(".state"), &mut out);
+    out
+}
+
+#[test]
+fn env_merge_never_lacks_a_base_and_the_store_keeps_no_value() {
+    let dir = tempfile::tempdir().expect("dir");
+    let d = dir.path();
+    write(d, ".env", "USER=me\n");
+    let set = |body: &str, merge: bool| {
+        let mut args = vec![
+            "set",
+            ".env",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "api",
+            "--content",
+            body,
+        ];
+        if merge {
+            args.extend(["--on-drift", "merge"]);
+        }
+        run(d, &args)
+    };
+    // Installed plainly (no merge asked for then).
+    let o = set("API_URL=https://v1\nAPI_KEY=changeme\nTIMEOUT=30", false);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // The user types a secret, and puts a comment and a blank line above TIMEOUT.
+    let edited = read(d, ".env")
+        .replace("API_KEY=changeme", "API_KEY=s3cr3t-typed")
+        .replace("TIMEOUT=30", "# slow network here\n\nTIMEOUT=30");
+    write(d, ".env", &edited);
+    let o = set("API_URL=https://v2\nAPI_KEY=changeme\nTIMEOUT=60", true);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        !stderr(&o).contains("not in the state store"),
+        "{}",
+        stderr(&o)
+    );
+    let text = read(d, ".env");
+    assert!(
+        text.contains(
+            "API_URL=https://v2\nAPI_KEY=s3cr3t-typed\n# slow network here\n\nTIMEOUT=60\n"
+        ),
+        "the user's key kept, the comment alone no change to TIMEOUT: {text}"
+    );
+    let store = store_text(d);
+    assert!(!store.is_empty());
+    for value in ["s3cr3t", "changeme", "https://v", "slow network"] {
+        assert!(!store.contains(value), "{value} in the store: {store}");
+    }
+    assert!(store.contains("\"API_KEY\""), "{store}");
+    // Both changed the same key: the user's value stays for it alone, with a warning.
+    let o = set("API_URL=https://v2\nAPI_KEY=rotated\nTIMEOUT=90", true);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("API_KEY"), "{}", stderr(&o));
+    let text = read(d, ".env");
+    assert!(text.contains("API_KEY=s3cr3t-typed\n"), "{text}");
+    assert!(text.contains("TIMEOUT=90\n"), "{text}");
+}

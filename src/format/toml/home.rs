@@ -67,8 +67,8 @@ pub(super) fn place(
         let last = doc
             .regions
             .iter()
-            .filter(|r| holds_header(scan, r) && r.id(doc.src).owner == id.owner)
-            .last()?;
+            .rev()
+            .find(|r| holds_header(scan, r) && r.id(doc.src).owner == id.owner)?;
         return Some(Ok(Placement {
             offset: last.end.line().end,
             ..Placement::default()
