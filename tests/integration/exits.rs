@@ -168,6 +168,14 @@ fn allow_empty_prunes_the_owners_regions_as_remove_would() {
     );
     let err = refused(d, &["apply", "m.toml"], ".bashrc");
     assert!(err.contains("allow_empty = true"), "{err}");
+    // `apply --allow-empty` says it for every [[file]]: a dry run shows the pruning.
+    let o = run(d, &["apply", "m.toml", "--allow-empty", "--dry-run"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("-# BEGIN ACME MANAGED x"),
+        "{}",
+        stdout(&o)
+    );
     write(
         d,
         "m.toml",
@@ -238,6 +246,27 @@ fn a_template_of_another_format_is_refused_unless_template_format_says_it_is_the
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(read(d, ".env").contains("ZYLOS_URL=http://y\n"));
+    // In a manifest: `template_format`.
+    write(
+        d,
+        "t.sh",
+        "# BEGIN ZYLOS MANAGED x\nZYLOS_URL=http://m\n# END ZYLOS MANAGED x\n",
+    );
+    write(
+        d,
+        "m.toml",
+        "owner = \"ZYLOS\"\n[[file]]\npath = \".env\"\ntemplate = \"t.sh\"\n",
+    );
+    let err = refused(d, &["apply", "m.toml"], ".env");
+    assert!(err.contains("`template_format`"), "{err}");
+    write(
+        d,
+        "m.toml",
+        "owner = \"ZYLOS\"\n[[file]]\npath = \".env\"\ntemplate = \"t.sh\"\ntemplate_format = \"env\"\n",
+    );
+    let o = run(d, &["apply", "m.toml"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(read(d, ".env").contains("ZYLOS_URL=http://m\n"));
 }
 
 #[test]
