@@ -397,10 +397,10 @@ impl<'a> Document<'a> {
         foreign: Option<&Foreign>,
         keep_comments: bool,
     ) -> Self {
+        // Every key is kept: across owners, a region's key against the user's outside every
+        // region counts too (one shadows the other).
         let keep = if foreign.is_some() {
             Keep::All
-        } else if syntax.key_policy() == KeyPolicy::AcrossOwners {
-            Keep::Regions
         } else {
             Keep::MarkerLike
         };
@@ -624,14 +624,6 @@ impl<'a> Document<'a> {
     }
 }
 
-/// True when the regions (found in `src`) belong to at least two owners.
-fn two_owners(src: &[u8], regions: &[Region]) -> bool {
-    regions.split_first().is_some_and(|(first, rest)| {
-        let owner = first.id(src).owner;
-        rest.iter().any(|r| r.id(src).owner != owner)
-    })
-}
-
 /// Keys assigned twice, as the format's policy judges them: the first
 /// [`MAX_PROBLEMS_PER_KIND`](crate::problem::MAX_PROBLEMS_PER_KIND) in file order reported,
 /// the rest counted.
@@ -670,8 +662,8 @@ fn duplicate_keys(
                 .map(|_| cur)
         }
     };
-    // Across owners, only keys inside regions of two different owners can be reported.
-    if policy == KeyPolicy::AcrossOwners && !two_owners(src, regions) {
+    // Across owners, only keys with at least one inside a region can be reported.
+    if policy == KeyPolicy::AcrossOwners && regions.is_empty() {
         return;
     }
     let hash_of = |k: crate::lex::Key| {
@@ -680,9 +672,6 @@ fn duplicate_keys(
         k.context.hash(&mut h);
         h.finish()
     };
-    let wanted = |in_region: &mut dyn FnMut(usize) -> Option<usize>, k: crate::lex::Key| {
-        policy == KeyPolicy::AnyDuplicate || in_region(k.name.start).is_some()
-    };
     // Equal hashes are grouped by a counting sort on the hash's top bits (at most 2^10
     // buckets, so the counters and the lines being written to stay in cache: more
     // buckets made the scatter miss the cache on every key), then each bucket (a few
@@ -690,10 +679,7 @@ fn duplicate_keys(
     // millions of pairs, and 4 bytes per key (the low half of the hash). Only the keys
     // whose hash repeats are then found again, with their indexes; a collision of the
     // hashes is resolved by comparing names below.
-    let count = {
-        let mut in_region = region_cursor();
-        keys.iter().filter(|&k| wanted(&mut in_region, k)).count()
-    };
+    let count = keys.iter().count();
     let bits = (count / 4096)
         .clamp(1, 1 << 10)
         .next_power_of_two()
@@ -706,11 +692,8 @@ fn duplicate_keys(
         }
     };
     let mut starts = vec![0u32; (1usize << bits) + 1];
-    {
-        let mut in_region = region_cursor();
-        for k in keys.iter().filter(|&k| wanted(&mut in_region, k)) {
-            starts[bucket(hash_of(k)) + 1] += 1;
-        }
+    for k in keys.iter() {
+        starts[bucket(hash_of(k)) + 1] += 1;
     }
     for b in 1..starts.len() {
         starts[b] += starts[b - 1];
@@ -723,8 +706,7 @@ fn duplicate_keys(
     let mut next = starts.clone();
     let mut order = vec![0u32; count];
     {
-        let mut in_region = region_cursor();
-        for k in keys.iter().filter(|&k| wanted(&mut in_region, k)) {
+        for k in keys.iter() {
             let h = hash_of(k);
             let slot = &mut next[bucket(h)];
             if let Some(o) = order.get_mut(*slot as usize) {
@@ -775,7 +757,6 @@ fn duplicate_keys(
     // Found in file order, so the first ones reported are kept and the rest counted: a
     // crafted file can assign one key millions of times.
     let mut first_of: rustc_hash::FxHashMap<u64, Vec<usize>> = rustc_hash::FxHashMap::default();
-    let mut in_region = region_cursor();
     let mut region_of = region_cursor();
     let region_holding = |at: usize| {
         let i = regions.partition_point(|r| r.body().end <= at);
@@ -784,11 +765,13 @@ fn duplicate_keys(
     let mut found = Vec::new();
     let (mut left_out, mut first_left_out) = (0usize, usize::MAX);
     for (i, k) in keys.iter().enumerate() {
-        if !wanted(&mut in_region, k) {
-            continue;
-        }
         let t = tag(hash_of(k));
         if repeated.binary_search(&t).is_err() {
+            continue;
+        }
+        // `PATH="$HOME/bin:$PATH"` extends the value before it: neither shadowed nor
+        // shadowing, so it is no one's duplicate.
+        if extends_itself(src, k.name) {
             continue;
         }
         let names = first_of.entry(t).or_default();
@@ -804,9 +787,12 @@ fn duplicate_keys(
         let report = match policy {
             KeyPolicy::AnyDuplicate => true,
             // `at` comes in file order (a cursor); `first_at` jumps about (a search).
+            // Two of the user's own assignments are the user's business; one of a region
+            // against the user's, or two owners' regions, shadow one another.
             KeyPolicy::AcrossOwners => match (region_holding(first_at), region_of(at)) {
                 (Some(a), Some(b)) => regions[a].id(src).owner != regions[b].id(src).owner,
-                _ => false,
+                (None, None) => false,
+                _ => true,
             },
         };
         if !report {
@@ -856,12 +842,59 @@ fn duplicate_keys(
                 ),
             )
             .help("readers disagree on which value wins: keep one of them")
+            .also(
+                String::from_utf8_lossy(name.of(src)).into_owned(),
+                first_line,
+            )
         });
     }
     if left_out > 0 {
         let (line, col) = lines.line_col(first_left_out);
         problems.left_out(ProblemKind::DuplicateKey, left_out, line, col);
     }
+}
+
+/// How far past a key's name [`extends_itself`] looks for its own reference: a `PATH` line is
+/// short, and a bound keeps a crafted line of a million assignments linear.
+const SELF_REFERENCE_REACH: usize = 4096;
+
+/// True when the assignment of the key named at `name` uses the key's own value —
+/// `PATH="$HOME/bin:$PATH"`, `PATH=$PATH:/opt/bin`, `PATH="${PATH}:/x"`,
+/// `PATH="${PATH:+$PATH:}/x"` — on the rest of its line (up to [`SELF_REFERENCE_REACH`]
+/// bytes): it extends the value before it instead of replacing it.
+pub(crate) fn extends_itself(src: &[u8], name: Span) -> bool {
+    let key = name.of(src);
+    if key.is_empty() {
+        return false;
+    }
+    let rest = src.get(name.end..).unwrap_or_default();
+    let rest = &rest[..rest.len().min(SELF_REFERENCE_REACH)];
+    let line = rest.split(|&b| b == b'\n').next().unwrap_or_default();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut at = 0;
+    while let Some(i) = memchr::memchr(b'$', &line[at..]) {
+        let after = &line[at + i + 1..];
+        let (braced, name_start) = match after.first() {
+            Some(b'{') => (true, &after[1..]),
+            _ => (false, after),
+        };
+        if let Some(tail) = name_start.strip_prefix(key) {
+            let next = tail.first().copied();
+            let ends = if braced {
+                matches!(
+                    next,
+                    Some(b'}' | b':' | b'-' | b'+' | b'=' | b'?' | b'#' | b'%')
+                )
+            } else {
+                !next.is_some_and(word)
+            };
+            if ends {
+                return true;
+            }
+        }
+        at += i + 1;
+    }
+    false
 }
 
 /// A set of the low [`Bitmap::BITS`] bits of 32-bit hashes, small enough to stay in cache.
@@ -1803,19 +1836,34 @@ mod tests {
         assert_eq!(of(ProblemKind::DuplicateKey)[0].line, 3);
     }
 
-    /// A shell document records only the keys that can be inside regions (after more BEGIN
-    /// lines than END lines): keys count only across owners there.
+    /// A shell key counts twice when a region assigns it and so does the user outside every
+    /// region, or two owners' regions do; two of the user's own assignments never count, nor
+    /// does one that extends the key's own value (`PATH=$PATH:…`).
     #[test]
-    fn shell_keys_are_lexed_only_where_regions_can_be() {
+    fn shell_keys_count_against_the_users_and_across_owners() {
         let one = "A=1\nA=2\n# BEGIN X MANAGED a\nA=3\n# END X MANAGED a\nA=5\n";
         let doc = Document::parse(one.as_bytes(), Format::Shell.syntax());
-        assert_eq!((doc.regions.len(), doc.lexed.keys.len()), (1, 1));
-        assert!(doc.problems.is_empty());
+        assert_eq!((doc.regions.len(), doc.lexed.keys.len()), (1, 4));
+        let lines: Vec<usize> = doc.problems.iter().map(|p| p.line).collect();
+        assert_eq!(lines, [4]);
         let two = format!("{one}# BEGIN Y MANAGED b\nA=4\n# END Y MANAGED b\n");
         let doc = Document::parse(two.as_bytes(), Format::Shell.syntax());
-        assert_eq!((doc.regions.len(), doc.lexed.keys.len()), (2, 2));
         let lines: Vec<usize> = doc.problems.iter().map(|p| p.line).collect();
-        assert_eq!(lines, [8]);
+        assert_eq!(lines, [4, 8]);
+        assert_eq!(doc.problems[1].also.as_deref(), Some(&("A".to_owned(), 1)));
+        let paths = "export PATH=/usr/bin:/bin\n# BEGIN X MANAGED p\nexport PATH=\"$HOME/x/bin:$PATH\"\n\
+                     # END X MANAGED p\n# BEGIN Y MANAGED p\nPATH=$PATH:/opt/y\n# END Y MANAGED p\n\
+                     # BEGIN Z MANAGED p\nPATH=\"${PATH}:/z\"\n# END Z MANAGED p\n";
+        let doc = Document::parse(paths.as_bytes(), Format::Shell.syntax());
+        assert!(doc.problems.is_empty(), "{:?}", doc.problems);
+        let doc = Document::parse(
+            b"PATH=/a\nPATH=\"$PATH:/b\"\nPATH=${PATH:+$PATH:}/c\n",
+            Format::Env.syntax(),
+        );
+        assert!(doc.problems.is_empty(), "{:?}", doc.problems);
+        // A name that only starts like the key is another variable.
+        let doc = Document::parse(b"PATH=/a\nPATH=\"$PATHS:/b\"\n", Format::Env.syntax());
+        assert_eq!(doc.problems.len(), 1);
     }
 
     /// Shell keys assigned in many regions of two owners: each assignment in a region whose

@@ -40,7 +40,7 @@ use crate::format::{self, DetectError, Format};
 use crate::io::{self, IoError};
 use crate::marker::Identity;
 use crate::plan::{self, Action, Op, Outcome, PlanError};
-use crate::problem::Problem;
+use crate::problem::{Problem, ProblemKind};
 use crate::repair::{self, Fix};
 use crate::report::{self, RegionReport};
 use crate::state::{DirState, FileState, OwnerEntries, Store, StoreError, StoreWarning, Style};
@@ -299,7 +299,7 @@ pub enum TemplateError {
         /// The template.
         path: PathBuf,
         /// The first blocking problem.
-        problem: Problem,
+        problem: Box<Problem>,
     },
     /// Its format's own parser rejects it.
     #[error("{}: the template is not valid {}: {}; fix the template", .path.display(), .format.name(), .message)]
@@ -1072,7 +1072,7 @@ fn template_doc<'a>(
     if let Some(p) = doc.problems.iter().find(|p| p.kind.blocks()) {
         return Err(TemplateError::Damaged {
             path: template.into(),
-            problem: p.clone(),
+            problem: Box::new(p.clone()),
         });
     }
     rejected_input(&doc, f).map_err(|message| TemplateError::Invalid {
@@ -1277,6 +1277,37 @@ fn edit_inner(
         state_corrupt(path, &mut out, c, reporter);
     }
     out
+}
+
+/// The keys an edit made shadowed or shadowing: each duplicate-key problem of the new file
+/// (`after`, lines as numbered after the edit) whose key is assigned more often than before
+/// (`before`) becomes a warning.
+fn shadowing(before: &[Problem], after: &[Problem]) -> Vec<Warning> {
+    fn count(problems: &[Problem]) -> BTreeMap<&str, usize> {
+        let mut n: BTreeMap<&str, usize> = BTreeMap::new();
+        for p in problems
+            .iter()
+            .filter(|p| p.kind == ProblemKind::DuplicateKey)
+        {
+            if let Some((key, _)) = p.also.as_deref() {
+                *n.entry(key.as_str()).or_default() += 1;
+            }
+        }
+        n
+    }
+    let (old, new) = (count(before), count(after));
+    after
+        .iter()
+        .filter(|p| p.kind == ProblemKind::DuplicateKey)
+        .filter_map(|p| {
+            let (key, other) = p.also.as_deref()?;
+            (new.get(key.as_str()) > old.get(key.as_str())).then(|| Warning::Shadowed {
+                key: key.clone(),
+                line: p.line,
+                other_line: *other,
+            })
+        })
+        .collect()
 }
 
 /// What a removal that finds nothing to remove says: one warning per region asked for, or
@@ -1545,8 +1576,8 @@ impl FileCx<'_> {
         {
             return Step::Finished(self.fail(Some(f), Error::ReadOnly(mode)));
         }
-        // Env bodies (secrets) are kept only for a merge.
-        let keep_bodies = f != Format::Env || opts.plan.on_drift == plan::OnDrift::Merge;
+        // Env bodies (secrets) are never kept: a merge by key needs only the keys' prints.
+        let keep_bodies = f != Format::Env;
         if opts.dry_run || opts.check {
             return Step::Finished(out);
         }
@@ -2046,8 +2077,9 @@ fn plan_parsed(
     out.problems = checked.problems;
     out.outcomes.clone_from(&planned.outcomes);
     out.warnings.clone_from(&planned.warnings);
+    out.warnings.extend(shadowing(&doc.problems, &out.problems));
     out.repairs = repairs;
-    for w in &planned.warnings {
+    for w in &out.warnings {
         reporter.event(path, &Event::Warning(w));
     }
     conclude(&mut out, src, &planned.new, opts, reporter);
@@ -2235,6 +2267,10 @@ impl Record {
                         id: r.id,
                         action: Action::Adopted,
                         old_lines: None,
+                        keys: r
+                            .hash
+                            .as_ref()
+                            .and_then(|_| plan::key_prints(f.syntax(), &r.body)),
                         written: r.hash.map(|h| (h, r.body)),
                         eof_break: false,
                     })
@@ -2436,12 +2472,18 @@ fn plan_options(
         .collect();
     p.known = known.regions.keys().cloned().collect();
     p.created.clone_from(&known.containers);
-    if let (plan::OnDrift::Merge, Some(store)) = (p.on_drift, store) {
+    if p.on_drift == plan::OnDrift::Merge {
         for r in doc.regions.iter().filter(|r| r.state() == State::Drifted) {
-            if let Some(h) = r.hash(doc.src)
-                && let Some(base) = store.body(canonical, &h)
-            {
+            let Some(h) = r.hash(doc.src) else { continue };
+            if let Some(base) = store.and_then(|s| s.body(canonical, &h)) {
                 p.bases.insert(h, base);
+            } else if let Some(prints) = known
+                .regions
+                .get(&r.id(doc.src).to_string())
+                .filter(|k| k.hash.as_deref() == Some(h.as_str()))
+                .and_then(|k| k.keys.clone())
+            {
+                p.key_bases.insert(h, prints);
             }
         }
     }

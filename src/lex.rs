@@ -513,9 +513,9 @@ pub enum Keep {
     /// looked for. A file of millions of plain comments then costs nothing for them.
     MarkerLike,
     /// As [`Keep::MarkerLike`], and keys only where they can be inside a region (after more
-    /// BEGIN lines than END lines): what a [`Document`](crate::Document) of a format whose
-    /// keys only matter across owners ([`KeyPolicy::AcrossOwners`]) needs. A profile
-    /// assigning millions of variables outside regions then costs nothing for them.
+    /// BEGIN lines than END lines), for a caller that needs no key outside regions. (A
+    /// [`Document`](crate::Document) keeps every key: a region's key against the user's
+    /// counts as a duplicate too.)
     Regions,
 }
 

@@ -94,7 +94,8 @@ pub use lines::eol_of;
 pub use marker::{Identity, Marker};
 pub use place::{At, AtError, Created, Home, Step, spans_lines};
 pub use plan::{
-    Action, Adopt, Checked, OnDrift, Op, Options as PlanOptions, Outcome, Plan, PlanError, plan,
+    Action, Adopt, Checked, KeyPrints, OnDrift, Op, Options as PlanOptions, Outcome, Plan,
+    PlanError, plan,
 };
 pub use private::StoreError;
 pub use problem::{MAX_PROBLEMS_PER_KIND, Problem, ProblemKind};

@@ -52,6 +52,9 @@ pub struct Options {
     /// Merge bases for `OnDrift::Merge` (from the state store): the body last written under
     /// a hash, keyed by the hash as it appears on the BEGIN line, line endings LF.
     pub bases: BTreeMap<String, Vec<u8>>,
+    /// Merge bases known only by their keys' prints (env bodies are never kept), keyed as
+    /// [`Options::bases`]: enough for a merge by key.
+    pub key_bases: BTreeMap<String, KeyPrints>,
     /// Identities (`OWNER MANAGED name`) the state store says this tool wrote in the file: one
     /// of them missing from the file was deleted by hand.
     pub known: BTreeSet<String>,
@@ -170,6 +173,7 @@ impl Default for Options {
             eof_break_added: BTreeSet::new(),
             foreign: None,
             bases: BTreeMap::new(),
+            key_bases: BTreeMap::new(),
             known: BTreeSet::new(),
             respect_removals: false,
             blank_before: false,
@@ -259,6 +263,67 @@ pub struct Outcome {
     pub written: Option<(String, Vec<u8>)>,
     /// Inserting it added a line break after the file's unterminated last line.
     pub eof_break: bool,
+    /// What a later per-key merge needs of the body written (formats with keys): each key's
+    /// name and a hash of its statement, never a value.
+    pub keys: Option<KeyPrints>,
+}
+
+/// What a per-key merge needs of a body, and all the state store keeps of an env body:
+/// each key's name and a hash of its statement (without the comment and blank lines before
+/// it, so that a comment alone is no change to a key), and a hash of the text after the
+/// last key. Enough to tell who changed which key; no value can be read back from it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct KeyPrints {
+    /// Key name and hash of its statement, in body order.
+    pub keys: Vec<(String, String)>,
+    /// Hash of the text after the last key.
+    pub tail: String,
+}
+
+/// An entry cut in two: the comment and blank lines before its statement, and the statement.
+fn split_lead(entry: &[u8]) -> (&[u8], &[u8]) {
+    let mut at = 0;
+    for line in entry.split_inclusive(|b| *b == b'\n') {
+        let t = line.trim_ascii_start();
+        if t.is_empty() || t.starts_with(b"#") || t.starts_with(b";") || t.starts_with(b"//") {
+            at += line.len();
+        } else {
+            break;
+        }
+    }
+    entry.split_at(at)
+}
+
+/// The hash of a key's statement, as [`KeyPrints`] keeps it.
+fn print_of(syntax: &dyn Syntax, entry: &[u8]) -> String {
+    hash::of_normalized(&syntax.normalize(split_lead(entry).1))
+}
+
+/// The [`KeyPrints`] of `body` (LF line endings), for formats whose bodies are lists of keys;
+/// `None` otherwise, or when a key repeats.
+#[must_use]
+pub(crate) fn key_prints(syntax: &dyn Syntax, body: &[u8]) -> Option<KeyPrints> {
+    let cut = syntax.entries(body)?;
+    let mut seen = BTreeSet::new();
+    let mut keys = Vec::with_capacity(cut.len());
+    for (k, span) in &cut {
+        if !seen.insert(k.as_str()) {
+            return None;
+        }
+        keys.push((k.clone(), print_of(syntax, span.of(body))));
+    }
+    let tail = cut.last().map_or(0, |(_, s)| s.end).min(body.len());
+    Some(KeyPrints {
+        keys,
+        tail: hash::of_normalized(&syntax.normalize(&body[tail..])),
+    })
+}
+
+/// The base of a three-way merge: the body last written, or only its [`KeyPrints`].
+#[derive(Clone, Copy)]
+enum Base<'a> {
+    Body(&'a [u8]),
+    Prints(&'a KeyPrints),
 }
 
 /// A planned edit.
@@ -1016,6 +1081,11 @@ impl<'d, 'a> Planner<'d, 'a> {
         {
             return p.map_err(PlanError::Place);
         }
+        // A region with its own table header (TOML) that the format placed nowhere goes at
+        // the end, never after a neighbour that ends a table above.
+        if homes.iter().any(|(h, home)| h == id && home.top) {
+            return self.place(&At::End, body);
+        }
         let after_prev = ids[..index]
             .iter()
             .rev()
@@ -1353,13 +1423,25 @@ impl<'d, 'a> Planner<'d, 'a> {
             .get(&recorded)
             .filter(|b| hash::matches(&recorded, &self.syntax.normalize(b)));
         let mut kept_keys = Vec::new();
-        let result = base.map(|b| match merge_entries(self.syntax, b, &current, &theirs) {
-            Some((merged, keys)) => {
-                kept_keys = keys;
-                Ok(merged)
-            }
-            None => merge3(b, &current, &theirs),
-        });
+        let result = match (base, self.opts.key_bases.get(&recorded)) {
+            (Some(b), _) => Some(
+                match merge_entries(self.syntax, Base::Body(b), &current, &theirs) {
+                    Some((merged, keys)) => {
+                        kept_keys = keys;
+                        Ok(merged)
+                    }
+                    None => merge3(b, &current, &theirs),
+                },
+            ),
+            // Only the keys' prints: a merge by key, or none.
+            (None, Some(p)) => merge_entries(self.syntax, Base::Prints(p), &current, &theirs).map(
+                |(merged, keys)| {
+                    kept_keys = keys;
+                    Ok(merged)
+                },
+            ),
+            (None, None) => None,
+        };
         for key in kept_keys {
             self.warnings.push(Warning::KeyKept {
                 id: d.id.clone(),
@@ -1642,15 +1724,20 @@ impl<'d, 'a> Planner<'d, 'a> {
             old_lines,
             written: None,
             eof_break: false,
+            keys: None,
         });
     }
 
-    /// Notes on the last outcome the hash of `body` and the body (LF), for the state store.
+    /// Notes on the last outcome the hash of `body`, the body (LF) and its keys' prints, for
+    /// the state store.
     fn record_written(&mut self, body: &[u8], eof_break: bool) {
         let hash = hash::of_normalized(&self.syntax.normalize(body));
+        let lf = hash::normalize_lines(body);
+        let keys = key_prints(self.syntax, &lf);
         if let Some(o) = self.outcomes.last_mut() {
-            o.written = Some((hash, hash::normalize_lines(body)));
+            o.written = Some((hash, lf));
             o.eof_break = eof_break;
+            o.keys = keys;
         }
     }
 }
@@ -1662,7 +1749,7 @@ impl<'d, 'a> Planner<'d, 'a> {
 /// repeats a key.
 fn merge_entries(
     syntax: &dyn Syntax,
-    base: &[u8],
+    base: Base<'_>,
     ours: &[u8],
     theirs: &[u8],
 ) -> Option<(Vec<u8>, Vec<String>)> {
@@ -1671,27 +1758,41 @@ fn merge_entries(
         let m: BTreeMap<&str, &[u8]> = cut.iter().map(|(k, s)| (k.as_str(), s.of(body))).collect();
         (m.len() == cut.len()).then_some(m)
     }
-    let (cb, co, ct) = (
-        syntax.entries(base)?,
-        syntax.entries(ours)?,
-        syntax.entries(theirs)?,
-    );
-    let (mb, mo, mt) = (map(base, &cb)?, map(ours, &co)?, map(theirs, &ct)?);
-    let same = |a: &[u8], b: &[u8]| syntax.normalize(a) == syntax.normalize(b);
-    let mut out: Vec<(&str, &[u8])> = Vec::new();
+    let computed;
+    let prints = match base {
+        Base::Body(b) => {
+            computed = key_prints(syntax, b)?;
+            &computed
+        }
+        Base::Prints(p) => p,
+    };
+    let (co, ct) = (syntax.entries(ours)?, syntax.entries(theirs)?);
+    let (mo, mt) = (map(ours, &co)?, map(theirs, &ct)?);
+    let mb: BTreeMap<&str, &str> = prints
+        .keys
+        .iter()
+        .map(|(k, p)| (k.as_str(), p.as_str()))
+        .collect();
+    // Equal statements: what the readers see is the same (comments before it do not count).
+    let same = |a: &[u8], b: &[u8]| print_of(syntax, a) == print_of(syntax, b);
+    let unchanged = |entry: &[u8], base: &str| print_of(syntax, entry) == base;
+    let mut out: Vec<(&str, Vec<u8>)> = Vec::new();
     let mut kept = Vec::new();
     for (k, span) in &co {
         let o = span.of(ours);
         let (b, t) = (mb.get(k.as_str()).copied(), mt.get(k.as_str()).copied());
         let take = match (b, t) {
-            (None, None) => Some(o),
-            (Some(b), None) if same(o, b) => None,
-            (None, Some(t)) if same(o, t) => Some(o),
-            (Some(b), Some(t)) if same(o, t) || same(t, b) => Some(o),
-            (Some(b), Some(t)) if same(o, b) => Some(t),
+            (None, None) => Some(o.to_vec()),
+            (Some(b), None) if unchanged(o, b) => None,
+            (None, Some(t)) if same(o, t) => Some(o.to_vec()),
+            (Some(b), Some(t)) if same(o, t) || unchanged(t, b) => Some(o.to_vec()),
+            // The template's statement, under the user's comments.
+            (Some(b), Some(t)) if unchanged(o, b) => {
+                Some([split_lead(o).0, split_lead(t).1].concat())
+            }
             _ => {
                 kept.push(k.clone());
-                Some(o)
+                Some(o.to_vec())
             }
         };
         if let Some(text) = take {
@@ -1705,7 +1806,7 @@ fn merge_entries(
         let t = span.of(theirs);
         match mb.get(k.as_str()) {
             // Deleted by the user, unchanged by the template: stays deleted.
-            Some(b) if same(b, t) => continue,
+            Some(b) if unchanged(t, b) => continue,
             Some(_) => {
                 kept.push(k.clone());
                 continue;
@@ -1718,18 +1819,14 @@ fn merge_entries(
             .rev()
             .find_map(|(p, _)| out.iter().position(|(q, _)| *q == p.as_str()))
             .map_or(0, |p| p + 1);
-        out.insert(at, (k.as_str(), t));
+        out.insert(at, (k.as_str(), t.to_vec()));
     }
     let tail = |body: &'_ [u8], cut: &Cut| cut.last().map_or(0, |(_, s)| s.end).min(body.len());
-    let (tb, to, tt) = (
-        &base[tail(base, &cb)..],
-        &ours[tail(ours, &co)..],
-        &theirs[tail(theirs, &ct)..],
-    );
-    let mut parts: Vec<&[u8]> = out.iter().map(|(_, t)| *t).collect();
+    let (to, tt) = (&ours[tail(ours, &co)..], &theirs[tail(theirs, &ct)..]);
+    let parts: Vec<&[u8]> = out.iter().map(|(_, t)| t.as_slice()).collect();
     let mut merged = syntax.join_entries(&parts);
-    parts.clear();
-    merged.extend_from_slice(if to == tb { tt } else { to });
+    let tail_unchanged = hash::of_normalized(&syntax.normalize(to)) == prints.tail;
+    merged.extend_from_slice(if tail_unchanged { tt } else { to });
     Some((merged, kept))
 }
 
@@ -1886,34 +1983,52 @@ mod tests {
     #[test]
     fn merge_entries_by_key_in_every_entry_format() {
         let env = syntax("env");
-        let (m, kept) = merge_entries(env, b"A=1\nB=1\n", b"A=2\nB=1\n", b"A=1\nB=3\nC=4\n")
-            .unwrap_or_else(|| panic!("env has entries"));
+        let (m, kept) = merge_entries(
+            env,
+            Base::Body(b"A=1\nB=1\n"),
+            b"A=2\nB=1\n",
+            b"A=1\nB=3\nC=4\n",
+        )
+        .unwrap_or_else(|| panic!("env has entries"));
         assert_eq!((m.as_slice(), kept.len()), (&b"A=2\nB=3\nC=4\n"[..], 0));
         // A key changed on both sides keeps the user's value; the rest arrives.
-        let (m, kept) = merge_entries(env, b"A=1\nB=1\n", b"A=2\nB=1\n", b"A=3\nB=4\n")
+        let (m, kept) = merge_entries(env, Base::Body(b"A=1\nB=1\n"), b"A=2\nB=1\n", b"A=3\nB=4\n")
             .unwrap_or_else(|| panic!("env has entries"));
         assert_eq!(m, b"A=2\nB=4\n");
         assert_eq!(kept, vec!["A".to_owned()]);
         // The template drops a key the user did not touch; the user drops one it did not
         // change.
-        let (m, _) = merge_entries(env, b"A=1\nB=1\nC=1\n", b"A=1\nC=1\n", b"B=1\nC=1\n")
-            .unwrap_or_else(|| panic!("env has entries"));
+        let (m, _) = merge_entries(
+            env,
+            Base::Body(b"A=1\nB=1\nC=1\n"),
+            b"A=1\nC=1\n",
+            b"B=1\nC=1\n",
+        )
+        .unwrap_or_else(|| panic!("env has entries"));
         assert_eq!(m, b"C=1\n");
         let toml = syntax("toml");
         let (m, _) = merge_entries(
             toml,
-            b"a = 1\nb = 1\n",
+            Base::Body(b"a = 1\nb = 1\n"),
             b"a = 5\nb = 1\n",
             b"a = 1\nb = 2\n",
         )
         .unwrap_or_else(|| panic!("toml has entries"));
         assert_eq!(m, b"a = 5\nb = 2\n");
         // A body with a table header is not a list of keys.
-        assert!(merge_entries(toml, b"[t]\na = 1\n", b"[t]\na = 2\n", b"[t]\na = 3\n").is_none());
+        assert!(
+            merge_entries(
+                toml,
+                Base::Body(b"[t]\na = 1\n"),
+                b"[t]\na = 2\n",
+                b"[t]\na = 3\n"
+            )
+            .is_none()
+        );
         let jsonc = syntax("jsonc");
         let (m, _) = merge_entries(
             jsonc,
-            b"\"a\": 1,\n\"b\": 1\n",
+            Base::Body(b"\"a\": 1,\n\"b\": 1\n"),
             b"\"a\": 9,\n\"b\": 1\n",
             b"\"a\": 1,\n\"b\": 2\n\"c\": 3\n",
         )
@@ -1924,14 +2039,14 @@ mod tests {
         );
         let (m, _) = merge_entries(
             jsonc,
-            b"\"a\": 1,\n\"b\": 1\n",
+            Base::Body(b"\"a\": 1,\n\"b\": 1\n"),
             b"\"a\": 9,\n\"b\": 1\n",
             b"\"a\": 1,\n\"b\": 2,\n\"c\": 3\n",
         )
         .unwrap_or_else(|| panic!("jsonc has entries"));
         assert_eq!(m, b"\"a\": 9,\n\"b\": 2,\n\"c\": 3\n");
         // Shell bodies are lines.
-        assert!(merge_entries(shell(), b"a\n", b"b\n", b"c\n").is_none());
+        assert!(merge_entries(shell(), Base::Body(b"a\n"), b"b\n", b"c\n").is_none());
     }
 
     #[test]
@@ -2107,6 +2222,7 @@ mod tests {
         );
         let no_base = Options {
             bases: BTreeMap::new(),
+            key_bases: BTreeMap::new(),
             ..merge_opts(base)
         };
         let p =

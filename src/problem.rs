@@ -98,6 +98,8 @@ pub struct Problem {
     /// [`MAX_PROBLEMS_PER_KIND`]): how many it stands for (at most `u32::MAX`); 0 for every
     /// other problem.
     pub left_out: u32,
+    /// A duplicate key: the key and the line of its other assignment.
+    pub also: Option<Box<(String, usize)>>,
 }
 
 impl Problem {
@@ -111,6 +113,7 @@ impl Problem {
             message,
             help: None,
             left_out: 0,
+            also: None,
         }
     }
 
@@ -136,6 +139,13 @@ impl Problem {
     #[must_use]
     pub fn help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
+        self
+    }
+
+    /// With the key a duplicate-key problem is about, and the line of its other assignment.
+    #[must_use]
+    pub fn also(mut self, key: String, line: usize) -> Self {
+        self.also = Some(Box::new((key, line)));
         self
     }
 

@@ -45,6 +45,10 @@ pub(crate) struct RegionState {
     /// How its markers are written, when not in the file format's own comments.
     #[serde(default, skip_serializing_if = "Style::is_plain")]
     pub style: Style,
+    /// Its keys' names and statement hashes at the last write (formats with keys): a merge
+    /// by key needs no more, so env bodies (secrets) are never kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<crate::plan::KeyPrints>,
 }
 
 /// How a region's markers are written, so that `uninstall` and `remove` find it again:
@@ -739,6 +743,7 @@ impl DirState {
                             bodies.insert(hash.clone(), Body(body.clone()));
                         }
                         entry.hash = Some(hash.clone());
+                        entry.keys.clone_from(&o.keys);
                     }
                     // A new insertion decides afresh whether it added a line break; an
                     // update keeps what the insertion recorded.
@@ -780,6 +785,7 @@ mod tests {
             old_lines: None,
             written: written.map(|(h, b)| (h.to_owned(), b.to_vec())),
             eof_break: false,
+            keys: None,
         }
     }
 
@@ -812,6 +818,7 @@ mod tests {
                 hash: Some("abc".into()),
                 eof_break: true,
                 style: Style::default(),
+                keys: None,
             },
         );
         store.save(target, &st)?;
@@ -1066,6 +1073,7 @@ mod tests {
                 hash: Some("aa".into()),
                 eof_break: true,
                 style: Style::default(),
+                keys: None,
             },
         );
         std::fs::create_dir_all(bodies_of(&store, t))?;

@@ -64,6 +64,16 @@ pub enum Warning {
         /// The key.
         key: String,
     },
+    /// The edit left one key assigned twice (the user's and a region's, or two owners'
+    /// regions'): one assignment shadows the other.
+    Shadowed {
+        /// The key.
+        key: String,
+        /// The later assignment's line (in the file after the edit).
+        line: usize,
+        /// The earlier one's.
+        other_line: usize,
+    },
     /// A removal matched nothing: the region (or, for strict JSON, any entry of the owner)
     /// is not in the file.
     NothingToRemove {
@@ -121,7 +131,8 @@ impl Warning {
             | Self::KeyKept { id, .. }
             | Self::NotInserted { id } => Some(id),
             Self::NothingToRemove { id, .. } => id.as_ref(),
-            Self::StateNotSaved { .. }
+            Self::Shadowed { .. }
+            | Self::StateNotSaved { .. }
             | Self::StateCorrupt { .. }
             | Self::Entry(_)
             | Self::Metadata { .. } => None,
@@ -193,6 +204,16 @@ impl fmt::Display for Warning {
             Self::StateNotSaved { reason } => write!(
                 f,
                 "the edit is written, but the state store could not be updated: {reason}"
+            ),
+            Self::Shadowed {
+                key,
+                line,
+                other_line,
+            } => write!(
+                f,
+                "line {line}: `{key}` is assigned again (also on line {other_line}): one \
+                 assignment shadows the other, and readers disagree on which value wins; keep \
+                 one of them"
             ),
             Self::NothingToRemove { id: Some(id), .. } => {
                 write!(f, "region \"{id}\" is not in the file; nothing was removed")

@@ -141,6 +141,8 @@ export interface WriteOptions extends RunOptions {
   backup?: boolean;
   /** A command run on the new content before it replaces the file: 'CMD %s'. */
   validate?: string;
+  /** Edit what is refused without it: a read-only file (its mode is kept), a signed PowerShell script, a duplicate key in a JSONC object, an entry another owner holds (transferred). */
+  force?: boolean;
 }
 
 export interface DriftOptions {
@@ -153,13 +155,12 @@ export interface InsertOptions {
   at?: string;
   noHash?: boolean;
   noCreate?: boolean;
-  /** Write even when the edit creates a duplicate key in a JSONC object or TOML table. */
-  force?: boolean;
   /** Lines an older installer wrote without markers (`re:REGEX` for a pattern): the new region takes their place. */
   adopt?: string | string[];
 }
 
 export interface SetOptions extends ReadOptions, BlankOptions, WriteOptions, DriftOptions, InsertOptions {
+  /** The region's owner (the word before MANAGED); required unless `marker`/`markerBegin` name a foreign block. */
   owner?: string;
   name?: string;
   /** The region's body (a final line break is added if missing). */
@@ -167,6 +168,7 @@ export interface SetOptions extends ReadOptions, BlankOptions, WriteOptions, Dri
 }
 
 export interface RemoveOptions extends ReadOptions, BlankOptions, WriteOptions, DriftOptions, KeyOptions {
+  /** The region's owner; required unless `marker`/`markerBegin` name a foreign block. */
   owner?: string;
   /** The region to remove. Without it, on a strict JSON file, every entry of `owner` goes. */
   name?: string;
@@ -175,8 +177,12 @@ export interface RemoveOptions extends ReadOptions, BlankOptions, WriteOptions, 
 export interface SyncOptions extends ReadOptions, BlankOptions, WriteOptions, DriftOptions, InsertOptions, KeyOptions {
   /** A file of the same format whose regions (strict JSON: entries) are the desired ones. */
   template: string;
-  /** Only reconcile this owner's regions; strict JSON: the owner of the entries (required there). */
+  /** Whose regions (strict JSON: entries) these are; required unless `marker`/`markerBegin` name a foreign block. The template's regions must all be this owner's. */
   owner?: string;
+  /** A template without regions prunes the owner's regions (a release that ships nothing) instead of being an error. */
+  allowEmpty?: boolean;
+  /** The template's format when its name does not tell it (it must be the target's). */
+  templateFormat?: string;
   respectRemovals?: boolean;
   /** Strict JSON: entries (canonical keys or key prefixes) written only when absent, never updated. */
   seeds?: string | string[];
@@ -189,7 +195,8 @@ export interface SyncOptions extends ReadOptions, BlankOptions, WriteOptions, Dr
 export interface ApplyOptions extends WriteOptions, DriftOptions {
   respectRemovals?: boolean;
   noHash?: boolean;
-  force?: boolean;
+  /** Every `[[file]]` template without regions prunes its owner's regions instead of being an error. */
+  allowEmpty?: boolean;
 }
 
 export interface ListOptions extends ReadOptions, KeyOptions {}

@@ -25,16 +25,16 @@ class DemarcateError extends Error {
 // options are grouped the same way, from the options object's camelCase names.
 const READ = ["format", "comment", "marker", "markerBegin", "markerEnd"];
 const BLANK = ["blankBefore", "blankAfter"];
-const WRITE = ["dryRun", "check", "backup", "validate"];
-const INSERT = ["at", "noHash", "noCreate", "force", "adopt"];
+const WRITE = ["dryRun", "check", "backup", "validate", "force"];
+const INSERT = ["at", "noHash", "noCreate", "adopt"];
 const RUN = ["binary", "env", "cwd"];
 const ALLOWED = {
-  sync: [...READ, ...BLANK, ...INSERT, ...WRITE, "onDrift", "template", "owner", "respectRemovals", "keys", "seeds", "pruneAdopted", "entries"],
+  sync: [...READ, ...BLANK, ...INSERT, ...WRITE, "onDrift", "template", "owner", "allowEmpty", "templateFormat", "respectRemovals", "keys", "seeds", "pruneAdopted", "entries"],
   set: [...READ, ...BLANK, ...INSERT, ...WRITE, "onDrift", "owner", "name", "content"],
   remove: [...READ, ...BLANK, ...WRITE, "onDrift", "owner", "name", "keys"],
   list: [...READ, "keys"],
   check: [...READ, "keys"],
-  apply: [...WRITE, "onDrift", "noHash", "force", "respectRemovals"],
+  apply: [...WRITE, "onDrift", "noHash", "allowEmpty", "respectRemovals"],
   uninstall: [...WRITE],
 };
 
@@ -77,6 +77,8 @@ function flagArgs(o) {
   for (const t of many(o.adopt)) a.push(`--adopt=${t}`);
   if (o.onDrift) a.push("--on-drift", o.onDrift);
   if (o.respectRemovals) a.push("--respect-removals");
+  if (o.allowEmpty) a.push("--allow-empty");
+  if (o.templateFormat) a.push("--template-format", o.templateFormat);
   if (o.dryRun) a.push("--dry-run");
   if (o.check) a.push("--check");
   if (o.backup) a.push("--backup");

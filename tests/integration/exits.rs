@@ -168,6 +168,14 @@ fn allow_empty_prunes_the_owners_regions_as_remove_would() {
     );
     let err = refused(d, &["apply", "m.toml"], ".bashrc");
     assert!(err.contains("allow_empty = true"), "{err}");
+    // `apply --allow-empty` says it for every [[file]]: a dry run shows the pruning.
+    let o = run(d, &["apply", "m.toml", "--allow-empty", "--dry-run"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("-# BEGIN ACME MANAGED x"),
+        "{}",
+        stdout(&o)
+    );
     write(
         d,
         "m.toml",
@@ -238,6 +246,27 @@ fn a_template_of_another_format_is_refused_unless_template_format_says_it_is_the
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(read(d, ".env").contains("ZYLOS_URL=http://y\n"));
+    // In a manifest: `template_format`.
+    write(
+        d,
+        "t.sh",
+        "# BEGIN ZYLOS MANAGED x\nZYLOS_URL=http://m\n# END ZYLOS MANAGED x\n",
+    );
+    write(
+        d,
+        "m.toml",
+        "owner = \"ZYLOS\"\n[[file]]\npath = \".env\"\ntemplate = \"t.sh\"\n",
+    );
+    let err = refused(d, &["apply", "m.toml"], ".env");
+    assert!(err.contains("`template_format`"), "{err}");
+    write(
+        d,
+        "m.toml",
+        "owner = \"ZYLOS\"\n[[file]]\npath = \".env\"\ntemplate = \"t.sh\"\ntemplate_format = \"env\"\n",
+    );
+    let o = run(d, &["apply", "m.toml"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(read(d, ".env").contains("ZYLOS_URL=http://m\n"));
 }
 
 #[test]
@@ -732,4 +761,241 @@ fn the_report_says_where_the_backup_went() {
         ],
     );
     assert!(json(&o)["files"][0].get("backup").is_none());
+}
+
+#[test]
+fn an_edit_that_shadows_a_users_key_warns_naming_the_key_and_both_lines() {
+    let dir = tempfile::tempdir().expect("dir");
+    let d = dir.path();
+    write(d, ".env", "ACME_URL=http://localhost:9999\nDEBUG=1\n");
+    let o = run(
+        d,
+        &[
+            "set",
+            ".env",
+            "--owner",
+            "ACME",
+            "--name",
+            "url",
+            "--content",
+            "ACME_URL=https://acme.example",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let err = stderr(&o);
+    // Lines as numbered in the file after the edit: the region's assignment is line 4.
+    assert!(
+        err.contains("warning: .env: line 4: `ACME_URL` is assigned again (also on line 1)"),
+        "{err}"
+    );
+    // A second run changes nothing and warns of nothing new.
+    let o = run(
+        d,
+        &[
+            "set",
+            ".env",
+            "--owner",
+            "ACME",
+            "--name",
+            "url",
+            "--content",
+            "ACME_URL=https://acme.example",
+        ],
+    );
+    assert!(!stderr(&o).contains("assigned again"), "{}", stderr(&o));
+    // Shell: the user's variable, and two owners' regions.
+    write(
+        d,
+        ".bashrc",
+        "export EDITOR=vim\nexport PATH=\"/usr/local/bin:$PATH\"\n",
+    );
+    let set = |owner: &str, name: &str, content: &str| {
+        run(
+            d,
+            &[
+                "set",
+                ".bashrc",
+                "--owner",
+                owner,
+                "--name",
+                name,
+                "--content",
+                content,
+            ],
+        )
+    };
+    let o = set("ACME", "editor", "export EDITOR=nano");
+    assert_eq!(code(&o), 0);
+    assert!(
+        stderr(&o).contains("line 4: `EDITOR` is assigned again (also on line 1)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = set("ZYLOS", "editor", "export EDITOR=emacs");
+    assert!(
+        stderr(&o).contains("line 7: `EDITOR` is assigned again (also on line 1)"),
+        "{}",
+        stderr(&o)
+    );
+    // Lines that extend PATH with itself are not duplicates, in any spelling.
+    for (owner, body) in [
+        ("A", "export PATH=\"$HOME/.a/bin:$PATH\""),
+        ("B", "export PATH=$PATH:$HOME/.b/bin"),
+        ("C", "PATH=\"${PATH}:/opt/c\""),
+    ] {
+        let o = set(owner, "path", body);
+        assert_eq!(code(&o), 0);
+        assert!(!stderr(&o).contains("PATH"), "{body}: {}", stderr(&o));
+    }
+    let o = run(d, &["check", ".bashrc", "--json"]);
+    let problems = json(&o)["files"][0]["problems"].to_string();
+    assert!(!problems.contains("PATH"), "{problems}");
+    assert!(problems.contains("EDITOR"), "{problems}");
+}
+
+#[test]
+fn a_region_with_its_own_toml_header_goes_at_the_end_never_after_a_tables_keys() {
+    let dir = tempfile::tempdir().expect("dir");
+    let d = dir.path();
+    let user = "model = \"o3\"\n\n[features]\nweb = true\n\n[history]\npersistence = \"none\"\n";
+    write(d, "config.toml", user);
+    write(
+        d,
+        "t.toml",
+        "[features]\n# BEGIN ZYLOS MANAGED feat\nzylos = true\n# END ZYLOS MANAGED feat\n\n\
+         # BEGIN ZYLOS MANAGED mcp\n[mcp_servers.acme]\ncommand = \"acme\"\n# END ZYLOS MANAGED mcp\n\n\
+         [history]\nx = 1\n",
+    );
+    let sync = || {
+        run(
+            d,
+            &[
+                "sync",
+                "config.toml",
+                "--template",
+                "t.toml",
+                "--owner",
+                "ZYLOS",
+            ],
+        )
+    };
+    let o = sync();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = read(d, "config.toml");
+    let mcp = "# BEGIN ZYLOS MANAGED mcp hash=ad9ec0417638\n[mcp_servers.acme]\ncommand = \"acme\"\n# END ZYLOS MANAGED mcp\n";
+    assert!(
+        text.starts_with(&user.replace(
+            "web = true\n",
+            "web = true\n# BEGIN ZYLOS MANAGED feat hash=df3fa751f88c\nzylos = true\n# END ZYLOS MANAGED feat\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(&format!("persistence = \"none\"\n{mcp}")),
+        "{text}"
+    );
+    // A key appended to [features] (as `cargo add`-like tools do) stays in [features].
+    let parsed: toml_edit::DocumentMut = text.parse().expect("valid TOML");
+    assert!(parsed["features"]["zylos"].as_bool() == Some(true));
+    // The next header region goes after the owner's last one, before the user's later
+    // tables.
+    let grown = format!("{text}\n[user]\nz = 1\n");
+    write(d, "config.toml", &grown);
+    let mut t = read(d, "t.toml");
+    t.push_str(
+        "# BEGIN ZYLOS MANAGED mcp2\n[mcp_servers.b]\ncommand = \"b\"\n# END ZYLOS MANAGED mcp2\n",
+    );
+    write(d, "t.toml", &t);
+    let o = sync();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let after = read(d, "config.toml");
+    assert!(
+        after.contains(&format!(
+            "{mcp}# BEGIN ZYLOS MANAGED mcp2 hash=a3554fc3afc3\n[mcp_servers.b]\ncommand = \"b\"\n# END ZYLOS MANAGED mcp2\n\n[user]\nz = 1\n"
+        )),
+        "{after}"
+    );
+    let o = sync();
+    assert_eq!(code(&o), 0);
+    assert_eq!(
+        read(d, "config.toml"),
+        after,
+        "a second sync changes nothing"
+    );
+}
+
+/// Every file under the state store, as text.
+fn store_text(dir: &Path) -> String {
+    fn walk(p: &Path, out: &mut String) {
+        if let Ok(rd) = std::fs::read_dir(p) {
+            for e in rd.flatten() {
+                if e.path().is_dir() {
+                    walk(&e.path(), out);
+                } else {
+                    out.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+                }
+            }
+        }
+    }
+    let mut out = String::new();
+    walk(&dir.join(".state"), &mut out);
+    out
+}
+
+#[test]
+fn env_merge_never_lacks_a_base_and_the_store_keeps_no_value() {
+    let dir = tempfile::tempdir().expect("dir");
+    let d = dir.path();
+    write(d, ".env", "USER=me\n");
+    let set = |body: &str, merge: bool| {
+        let mut args = vec![
+            "set",
+            ".env",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "api",
+            "--content",
+            body,
+        ];
+        if merge {
+            args.extend(["--on-drift", "merge"]);
+        }
+        run(d, &args)
+    };
+    // Installed plainly (no merge asked for then).
+    let o = set("API_URL=https://v1\nAPI_KEY=changeme\nTIMEOUT=30", false);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // The user types a secret, and puts a comment and a blank line above TIMEOUT.
+    let edited = read(d, ".env")
+        .replace("API_KEY=changeme", "API_KEY=s3cr3t-typed")
+        .replace("TIMEOUT=30", "# slow network here\n\nTIMEOUT=30");
+    write(d, ".env", &edited);
+    let o = set("API_URL=https://v2\nAPI_KEY=changeme\nTIMEOUT=60", true);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        !stderr(&o).contains("not in the state store"),
+        "{}",
+        stderr(&o)
+    );
+    let text = read(d, ".env");
+    assert!(
+        text.contains(
+            "API_URL=https://v2\nAPI_KEY=s3cr3t-typed\n# slow network here\n\nTIMEOUT=60\n"
+        ),
+        "the user's key kept, the comment alone no change to TIMEOUT: {text}"
+    );
+    let store = store_text(d);
+    assert!(!store.is_empty());
+    for value in ["s3cr3t", "changeme", "https://v", "slow network"] {
+        assert!(!store.contains(value), "{value} in the store: {store}");
+    }
+    assert!(store.contains("\"API_KEY\""), "{store}");
+    // Both changed the same key: the user's value stays for it alone, with a warning.
+    let o = set("API_URL=https://v2\nAPI_KEY=rotated\nTIMEOUT=90", true);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("API_KEY"), "{}", stderr(&o));
+    let text = read(d, ".env");
+    assert!(text.contains("API_KEY=s3cr3t-typed\n"), "{text}");
+    assert!(text.contains("TIMEOUT=90\n"), "{text}");
 }

@@ -575,7 +575,7 @@ fn store_text(store: &Path) -> String {
 }
 
 #[test]
-fn env_bodies_are_kept_only_for_a_merge_and_go_with_their_region() {
+fn env_bodies_are_never_kept_even_for_a_merge_and_their_records_go_with_the_region() {
     let dir = tempfile::tempdir().expect("tmp");
     std::fs::write(dir.path().join(".env"), "USER_KEY=1\n").expect("write");
     let store = dir.path().join(".state/demarcate");
@@ -597,8 +597,15 @@ fn env_bodies_are_kept_only_for_a_merge_and_go_with_their_region() {
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let text = store_text(&store);
-    assert_eq!(text.matches("API_TOKEN=").count(), 1, "{text}");
-    assert!(text.contains("API_TOKEN=rotated"), "{text}");
+    assert!(!text.contains("API_TOKEN="), "{text}");
+    assert!(
+        !text.contains("rotated") && !text.contains("s3cr3t"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\"API_TOKEN\""),
+        "the key's name is kept: {text}"
+    );
     let o = util::run(
         dir.path(),
         &["remove", ".env", "--owner", "ZYLOS", "--name", "n"],

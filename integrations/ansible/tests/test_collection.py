@@ -153,6 +153,7 @@ SITE = """\
       demarcate.core.demarcate:
         path: "{{ home }}/.bashrc"
         template: "{{ templates }}/bashrc-{{ release }}.sh"
+        owner: ZYLOS
     - name: the API address
       demarcate.core.demarcate:
         path: "{{ home }}/app.env"

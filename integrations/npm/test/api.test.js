@@ -131,16 +131,16 @@ test("sync: template v1 then v2 inserts, updates, prunes; then nothing to do", a
     path.join(dir, "v2.sh"),
     "# BEGIN ZYLOS MANAGED a\nA=2\n# END ZYLOS MANAGED a\n# BEGIN ZYLOS MANAGED c\nC=2\n# END ZYLOS MANAGED c\n",
   );
-  const r1 = await demarcate.sync(rc, { template: v1 });
+  const r1 = await demarcate.sync(rc, { template: v1, owner: "ZYLOS" });
   assert.deepEqual(r1.files[0].regions.map((r) => [r.name, r.action]), [["a", "inserted"], ["b", "inserted"]]);
-  const r2 = await demarcate.sync([rc], { template: v2 });
+  const r2 = await demarcate.sync([rc], { template: v2, owner: "ZYLOS" });
   const actions = Object.fromEntries(r2.files[0].regions.map((r) => [r.name, r.action]));
   assert.deepEqual(actions, { a: "updated", b: "pruned", c: "inserted" });
   const text = read(rc);
   assert.ok(text.startsWith("echo mine\n# BEGIN ZYLOS MANAGED a hash="), text);
   assert.ok(text.includes("\nA=2\n# END ZYLOS MANAGED a\n# BEGIN ZYLOS MANAGED c hash="), text);
   assert.ok(!text.includes("B=1"), text);
-  const r3 = await demarcate.sync(rc, { template: v2 });
+  const r3 = await demarcate.sync(rc, { template: v2, owner: "ZYLOS" });
   assert.equal(r3.files[0].changed, false);
   assert.equal(read(rc), text);
 });

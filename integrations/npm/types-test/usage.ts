@@ -6,7 +6,7 @@ export async function usage(): Promise<number> {
   const changed: boolean = r.files[0].changed;
   const diff: string | undefined = r.files[0].diff;
   const code: 0 | 1 = r.exitCode;
-  const action: string = (await sync(["/a", "/b"], { template: "t.sh", onDrift: "merge" })).files[0].regions[0].action;
+  const action: string = (await sync(["/a", "/b"], { template: "t.sh", owner: "ZYLOS", onDrift: "merge" })).files[0].regions[0].action;
   await remove("/tmp/x", { owner: "Z", name: "n", check: true });
   await list("/tmp/x", { format: "shell" });
   await apply("release.toml", { respectRemovals: true });

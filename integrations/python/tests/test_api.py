@@ -89,15 +89,15 @@ def test_sync_v1_then_v2_then_nothing(tmp_path):
     v1.write_text("# BEGIN ZYLOS MANAGED a\nA=1\n# END ZYLOS MANAGED a\n# BEGIN ZYLOS MANAGED b\nB=1\n# END ZYLOS MANAGED b\n")
     v2 = tmp_path / "v2.sh"
     v2.write_text("# BEGIN ZYLOS MANAGED a\nA=2\n# END ZYLOS MANAGED a\n# BEGIN ZYLOS MANAGED c\nC=2\n# END ZYLOS MANAGED c\n")
-    r1 = demarcate.sync(rc, template=v1)
+    r1 = demarcate.sync(rc, template=v1, owner="ZYLOS")
     assert [(r["name"], r["action"]) for r in r1["files"][0]["regions"]] == [("a", "inserted"), ("b", "inserted")]
-    r2 = demarcate.sync([rc], template=str(v2))
+    r2 = demarcate.sync([rc], template=str(v2), owner="ZYLOS")
     assert {r["name"]: r["action"] for r in r2["files"][0]["regions"]} == {"a": "updated", "b": "pruned", "c": "inserted"}
     text = rc.read_text()
     assert text.startswith("echo mine\n# BEGIN ZYLOS MANAGED a hash=")
     assert "\nA=2\n# END ZYLOS MANAGED a\n# BEGIN ZYLOS MANAGED c hash=" in text
     assert "B=1" not in text
-    r3 = demarcate.sync(rc, template=v2)
+    r3 = demarcate.sync(rc, template=v2, owner="ZYLOS")
     assert r3["files"][0]["changed"] is False
     assert rc.read_text() == text
 

@@ -45,8 +45,17 @@ fn table_of(scan: &Scan, offset: usize) -> Option<usize> {
         .checked_sub(1)
 }
 
-/// Where the missing region `id` goes in `doc`; `None` for a region that holds its own
-/// header (it goes where the command's position says: the end of the file).
+/// True when `region` holds a table header of its own.
+fn holds_header(scan: &Scan, region: &Region) -> bool {
+    let body = region.body();
+    let i = scan.headers.partition_point(|h| h.line.start < body.start);
+    scan.headers.get(i).is_some_and(|h| h.line.start < body.end)
+}
+
+/// Where the missing region `id` goes in `doc`. A region that holds its own header goes
+/// after the last region of its owner that holds one too, if the file has one; otherwise
+/// `None`: the end of the file (docs/reconcile.md) — never right after a table's keys,
+/// where keys a user or a tool appends to that table would fall into the region's table.
 pub(super) fn place(
     doc: &Document<'_>,
     scan: &Scan,
@@ -55,7 +64,15 @@ pub(super) fn place(
 ) -> Option<Result<Placement, String>> {
     let home = all.iter().find(|(i, _)| i == id).map(|(_, h)| h)?;
     if home.top {
-        return None;
+        let last = doc
+            .regions
+            .iter()
+            .rev()
+            .find(|r| holds_header(scan, r) && r.id(doc.src).owner == id.owner)?;
+        return Some(Ok(Placement {
+            offset: last.end.line().end,
+            ..Placement::default()
+        }));
     }
     let table = match home.path.first() {
         None => None,

@@ -36,7 +36,9 @@ options:
     type: str
   owner:
     description:
-      - The region's owner (the words before C(MANAGED)). With O(template), only this owner's regions are reconciled.
+      - The region's owner (the words before C(MANAGED)); required with O(template) and O(name) (the tool refuses
+        to run without one, so that two installers never share unowned markers). With O(template), every region of
+        the template must be this owner's.
       - With O(state=absent) and no O(name), the owner whose entries (with O(path), a strict JSON file) or whose
         regions and entries everywhere (without O(path)) go.
     type: str
@@ -101,7 +103,7 @@ options:
     type: bool
     default: false
   force:
-    description: Write even when the edit creates a duplicate key in a JSONC object or TOML table.
+    description: Edit what is refused without it - a read-only file (its mode is kept), a signed PowerShell script, a duplicate key in a JSONC object, an entry another owner holds (transferred).
     type: bool
     default: false
   adopt:
@@ -134,6 +136,7 @@ EXAMPLES = r"""
   demarcate.core.demarcate:
     path: ~/.bashrc
     template: /opt/zylos/templates/bashrc.sh
+    owner: ZYLOS
 
 - name: Take our region out again
   demarcate.core.demarcate:
@@ -236,9 +239,9 @@ TAKES = {
     "sync": {"format", "at", "on_drift", "create", "backup", "validate", "hash", "respect_removals",
              "keys", "seeds", "prune_adopted", "force", "adopt"},
     "set": {"format", "at", "on_drift", "create", "backup", "validate", "hash", "force", "adopt"},
-    "remove": {"format", "on_drift", "backup", "validate", "keys"},
+    "remove": {"format", "on_drift", "backup", "validate", "keys", "force"},
     "apply": {"on_drift", "backup", "validate", "hash", "respect_removals", "force"},
-    "uninstall": {"backup", "validate"},
+    "uninstall": {"backup", "validate", "force"},
 }
 # The values that mean "not given" (create and hash default to true).
 UNSET = {"create": True, "hash": True, "respect_removals": False, "prune_adopted": False,

@@ -57,6 +57,8 @@ def sync(
     *,
     template: StrPath,
     owner: Optional[str] = None,
+    allow_empty: bool = False,
+    template_format: Optional[str] = None,
     respect_removals: bool = False,
     keys: Optional[Strs] = None,
     seeds: Optional[Strs] = None,
@@ -86,6 +88,10 @@ def sync(
 ) -> Report:
     """Make each target's regions equal to the template's: insert, update, prune.
 
+    ``owner`` is required (unless ``marker``/``marker_begin`` name a foreign block) and every
+    region of the template must be its; a template without regions is an error unless
+    ``allow_empty`` (then the owner's regions are pruned, as for a release that ships nothing).
+
     Strict JSON (format ``json``): make ``owner``'s entries those of the template; ``keys``
     are key rules for array elements (``/hooks/*=matcher``; remembered, so later runs need not
     repeat them), ``seeds`` entries written only when absent, ``prune_adopted`` deletes
@@ -100,6 +106,10 @@ def sync(
     ), "--template", os.fspath(template)]
     if owner is not None:
         a += ["--owner", owner]
+    if allow_empty:
+        a.append("--allow-empty")
+    if template_format:
+        a += ["--template-format", template_format]
     return _run([*a, "--", *_targets(targets)], binary=binary, env=env, cwd=cwd, timeout=timeout)
 
 
