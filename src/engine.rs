@@ -1717,6 +1717,15 @@ fn plan_options(
                 .is_some_and(|k| k.eof_break)
         })
         .collect();
+    p.blanks_added = doc
+        .regions
+        .iter()
+        .map(|r| r.id(doc.src))
+        .filter_map(|id| {
+            let k = known.regions.get(&id.to_string())?;
+            Some((id, (k.blank_before, k.blank_after)))
+        })
+        .collect();
     p.known = known.regions.keys().cloned().collect();
     p.created.clone_from(&known.containers);
     if let (plan::OnDrift::Merge, Some(store)) = (p.on_drift, store) {

@@ -41,6 +41,12 @@ pub(crate) struct RegionState {
     /// Inserting it added a line break after the file's unterminated last line.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub eof_break: bool,
+    /// Inserting it added an empty line before it (`--blank-before`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub blank_before: bool,
+    /// Inserting it added an empty line after it (`--blank-after`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub blank_after: bool,
 }
 
 /// What the store knows about one file.
@@ -515,6 +521,7 @@ impl DirState {
                     // update keeps what the insertion recorded.
                     if matches!(o.action, Action::Inserted | Action::Adopted) {
                         entry.eof_break = o.eof_break;
+                        (entry.blank_before, entry.blank_after) = o.blanks;
                     }
                 }
                 Action::Removed | Action::Pruned => {
@@ -543,6 +550,7 @@ mod tests {
             old_lines: None,
             written: written.map(|(h, b)| (h.to_owned(), b.to_vec())),
             eof_break: false,
+            blanks: (false, false),
         }
     }
 
@@ -570,6 +578,8 @@ mod tests {
             RegionState {
                 hash: Some("abc".into()),
                 eof_break: true,
+                blank_before: true,
+                blank_after: false,
             },
         );
         store.save(target, &st)?;
@@ -697,6 +707,7 @@ mod tests {
             RegionState {
                 hash: Some("aa".into()),
                 eof_break: true,
+                ..RegionState::default()
             },
         );
         std::fs::create_dir_all(store.bodies_of(t))?;

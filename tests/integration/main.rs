@@ -1,6 +1,7 @@
 //! The integration tests: one binary running the real `demarcate` executable.
 
 mod apply;
+mod blank_lines;
 mod cases;
 mod cli;
 mod clients;
