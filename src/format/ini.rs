@@ -25,7 +25,7 @@ use nom::{
     bytes::complete::{take_till1, take_while},
 };
 
-use crate::document::Document;
+use crate::document::{Document, Region};
 use crate::lex::{Comment, Key, Lexed, Span};
 use crate::lines::{bom_len, line_start};
 use crate::place::{At, Created, Placement};
@@ -58,6 +58,13 @@ impl Syntax for Ini {
     ) -> Option<Result<Placement, String>> {
         let At::Section(name) = at else { return None };
         Some(place_section(doc, name))
+    }
+
+    /// The same section: the same header in force (or none) at both BEGIN lines.
+    fn same_container(&self, doc: &Document<'_>, a: &Region, b: &Region) -> bool {
+        let hs = headers(doc);
+        let section = |r: &Region| hs.partition_point(|h| h.line.start < r.begin.line().start);
+        section(a) == section(b)
     }
 
     fn remove_created(&self, doc: &Document<'_>, created: &Created) -> Vec<(Span, Vec<u8>)> {

@@ -86,6 +86,19 @@ pub trait Syntax: Lexer {
         None
     }
 
+    /// True when regions `a` and `b` of `doc` sit in the same container (table, object,
+    /// mapping, section, or the one file of a line format): only then is one a copy of the
+    /// other that `repair` may drop without changing what the file means. By default their
+    /// homes are compared (in one document a home's steps name container instances: their
+    /// offsets differ between two `[[hooks]]` elements or two objects of one array).
+    fn same_container(&self, doc: &Document<'_>, a: &Region, b: &Region) -> bool {
+        match (self.home(doc, a), self.home(doc, b)) {
+            (Some(x), Some(y)) => x.top == y.top && x.path == y.path,
+            (None, None) => true,
+            _ => false,
+        }
+    }
+
     /// Where the missing region `id` goes in `doc`, given the homes of the regions being
     /// synced (`all`, its own included): its container, after the
     /// nearest item that precedes it in the template and that `doc` has there, else before

@@ -16,6 +16,7 @@ mod matrix;
 mod placement_props;
 mod props;
 mod regression;
+mod repair_meaning;
 mod safety;
 mod samples;
 mod sentry_compose;

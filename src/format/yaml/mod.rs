@@ -137,6 +137,14 @@ impl Syntax for Yaml {
         home::home(template, region)
     }
 
+    /// A region in a sequence's item has no home: two such are never known to share one.
+    fn same_container(&self, doc: &Document<'_>, a: &Region, b: &Region) -> bool {
+        match (home::home(doc, a), home::home(doc, b)) {
+            (Some(x), Some(y)) => x.path == y.path,
+            _ => false,
+        }
+    }
+
     fn place_home(
         &self,
         doc: &Document<'_>,
