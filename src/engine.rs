@@ -727,7 +727,7 @@ pub(crate) fn template_op_from(
         .filter(|(id, _)| owner.is_none_or(|o| id.owner == o))
         .map(|(id, r)| Desired {
             id,
-            body: r.body().of(bytes).to_vec(),
+            body: f.syntax().template_body(&doc, r),
         })
         .collect();
     let owners: BTreeSet<String> = match owner {

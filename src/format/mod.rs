@@ -86,6 +86,14 @@ pub trait Syntax: Lexer {
         None
     }
 
+    /// The body `sync` wants for `region` of `template`: its body as written, or more where
+    /// the region must carry structure of its own to mean there what it means in the
+    /// template (TOML: a region in an element of an array of tables carries the element's
+    /// `[[…]]` header, so that it is an element of its own and never adds keys to a user's).
+    fn template_body(&self, template: &Document<'_>, region: &Region) -> Vec<u8> {
+        region.body().of(template.src).to_vec()
+    }
+
     /// True when regions `a` and `b` of `doc` sit in the same container (table, object,
     /// mapping, section, or the one file of a line format): only then is one a copy of the
     /// other that `repair` may drop without changing what the file means. By default their

@@ -21,6 +21,7 @@ mod safety;
 mod samples;
 mod sentry_compose;
 mod toml;
+mod toml_elements;
 mod toml_plan;
 mod upgrade;
 mod util;

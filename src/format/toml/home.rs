@@ -19,11 +19,9 @@ pub(super) fn home(template: &Document<'_>, scan: &Scan, region: &Region) -> Hom
         line: region.begin.line_no(),
         ..Home::default()
     };
-    if scan
-        .headers
-        .iter()
-        .any(|h| region.body().start <= h.line.start && h.line.start < region.body().end)
-    {
+    // A region with a table header of its own, or one that `sync` gives the header of the
+    // array-of-tables element it sits in (`Syntax::template_body`), lives at the top level.
+    if holds_header(scan, region) || element_header(template, scan, region).is_some() {
         home.top = true;
         return home;
     }
@@ -36,6 +34,27 @@ pub(super) fn home(template: &Document<'_>, scan: &Scan, region: &Region) -> Hom
         });
     }
     home
+}
+
+/// True when a table header stands inside the region's body.
+fn holds_header(scan: &Scan, region: &Region) -> bool {
+    scan.headers
+        .iter()
+        .any(|h| region.body().start <= h.line.start && h.line.start < region.body().end)
+}
+
+/// The `[[…]]` header line of the array-of-tables element `region` sits in, when the region
+/// holds no header of its own: such a region is an element of its own wherever it goes.
+pub(super) fn element_header<'a>(
+    doc: &Document<'a>,
+    scan: &Scan,
+    region: &Region,
+) -> Option<&'a [u8]> {
+    if holds_header(scan, region) {
+        return None;
+    }
+    let h = table_of(scan, region.begin.line().start).and_then(|i| scan.headers.get(i))?;
+    h.array.then(|| h.line.of(doc.src))
 }
 
 /// The header in force at `offset` (`None`: the root table).

@@ -84,6 +84,13 @@ impl Syntax for Toml {
     fn home(&self, template: &Document<'_>, region: &Region) -> Option<Home> {
         Some(home::home(template, &scan_of(template), region))
     }
+    fn template_body(&self, template: &Document<'_>, region: &Region) -> Vec<u8> {
+        let body = region.body().of(template.src);
+        match home::element_header(template, &scan_of(template), region) {
+            Some(header) => [header, body].concat(),
+            None => body.to_vec(),
+        }
+    }
     fn place_home(
         &self,
         doc: &Document<'_>,
