@@ -57,6 +57,17 @@ pub(super) fn element_header<'a>(
     h.array.then(|| h.line.of(doc.src))
 }
 
+/// True when `a` and `b` sit under the same header line (or none), or both hold headers.
+pub(super) fn same_table(scan: &Scan, a: &Region, b: &Region) -> bool {
+    match (holds_header(scan, a), holds_header(scan, b)) {
+        (true, true) => true,
+        (false, false) => {
+            table_of(scan, a.begin.line().start) == table_of(scan, b.begin.line().start)
+        }
+        _ => false,
+    }
+}
+
 /// The header in force at `offset` (`None`: the root table).
 fn table_of(scan: &Scan, offset: usize) -> Option<usize> {
     scan.headers
