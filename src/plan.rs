@@ -663,7 +663,7 @@ fn check_result(
             )));
         }
     }
-    Ok(())
+    syntax.check_homes(&after, homed).map_err(PlanError::Place)
 }
 
 /// A home for a message: its container's keys, `/`-separated (`/` for the top level).

@@ -94,6 +94,17 @@ pub trait Syntax: Lexer {
         region.body().of(template.src).to_vec()
     }
 
+    /// Checks, after all of an edit's stages, that each region `sync` inserted (`homed`, with
+    /// its template's home) is in its template's container in `doc`, the result. The planner
+    /// has already compared the homes its lexer finds; a format with a reference parser
+    /// checks again with it (YAML: saphyr-parser's reading).
+    ///
+    /// # Errors
+    /// A message naming the region and where it would be read.
+    fn check_homes(&self, _doc: &Document<'_>, _homed: &[(Identity, Home)]) -> Result<(), String> {
+        Ok(())
+    }
+
     /// True when regions `a` and `b` of `doc` sit in the same container (table, object,
     /// mapping, section, or the one file of a line format): only then is one a copy of the
     /// other that `repair` may drop without changing what the file means. By default their

@@ -41,6 +41,7 @@ use crate::marker::Identity;
 mod home;
 mod keys;
 mod place;
+mod structure;
 
 /// The YAML format.
 pub(crate) struct Yaml;
@@ -212,6 +213,10 @@ impl Syntax for Yaml {
             }
             Some(e) => Err(format!("{} (YAML)", e.message)),
         }
+    }
+
+    fn check_homes(&self, doc: &Document<'_>, homed: &[(Identity, Home)]) -> Result<(), String> {
+        structure::check(doc, homed)
     }
 
     fn validate_result(&self, new: &[u8]) -> Result<(), String> {
