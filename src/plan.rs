@@ -618,6 +618,16 @@ pub fn plan(
         }
     }
     if new != doc.src {
+        // A region that took the place of lines an older installer wrote (adoption) stays
+        // where those lines were: their meaning there is the file's already.
+        let homed: Vec<(Identity, Home)> = homed
+            .into_iter()
+            .filter(|(id, _)| {
+                !outcomes
+                    .iter()
+                    .any(|o| &o.id == id && o.action == Action::Adopted)
+            })
+            .collect();
         check_result(syntax, opts, &new, &homed)?;
     }
     let mut order: Vec<(usize, Outcome)> = seqs.into_iter().zip(outcomes).collect();
