@@ -137,11 +137,14 @@ fn ini_value(text: &str) -> Result<Value, String> {
 }
 
 /// YAML: each region a key of its mapping; the mappings nested as their paths say.
-fn yaml_items(rel: &Release, c: usize, indent: &str) -> String {
+/// With `seq`, container `b` is a block sequence whose items are the regions' one-key
+/// mappings (`- k1: 1`).
+fn yaml_items(rel: &Release, c: usize, indent: &str, seq: bool) -> String {
     let mut out = String::new();
+    let dash = if seq && c == 2 { "- " } else { "" };
     for i in regions_in(rel, c) {
         out.push_str(&format!(
-            "{indent}# BEGIN Z MANAGED r{i}\n{indent}k{i}: {i}\n{indent}# END Z MANAGED r{i}\n"
+            "{indent}# BEGIN Z MANAGED r{i}\n{indent}{dash}k{i}: {i}\n{indent}# END Z MANAGED r{i}\n"
         ));
     }
     for (d, path) in CONTAINERS.iter().enumerate() {
@@ -149,7 +152,7 @@ fn yaml_items(rel: &Release, c: usize, indent: &str) -> String {
         {
             let key = path.last().copied().unwrap_or_default();
             out.push_str(&format!("{indent}{key}:\n"));
-            out.push_str(&yaml_items(rel, d, &format!("{indent}  ")));
+            out.push_str(&yaml_items(rel, d, &format!("{indent}  "), seq));
         }
     }
     out
@@ -206,7 +209,10 @@ fn check_structure(
     for (i, place) in rel.iter().enumerate() {
         let key = format!("k{i}");
         for (c, path) in CONTAINERS.iter().enumerate() {
-            let found = at(path).and_then(|m| m.as_object()?.get(&key));
+            let found = at(path).and_then(|m| match m {
+                Value::Array(items) => items.iter().find_map(|e| e.as_object()?.get(&key)),
+                _ => m.as_object()?.get(&key),
+            });
             if *place == Some(c) {
                 prop_assert_eq!(
                     found.map(scalar),
@@ -336,7 +342,13 @@ proptest! {
 
     #[test]
     fn yaml_jump_equals_steps(rels in proptest::collection::vec(release(), 2..5)) {
-        let templates: Vec<String> = rels.iter().map(|r| yaml_items(r, 0, "")).collect();
+        let templates: Vec<String> = rels.iter().map(|r| yaml_items(r, 0, "", false)).collect();
         history("config.yaml", "# mine\nuser: 1\nu:\n  mine: 2\n", &rels, &templates, &YAML)?;
+    }
+
+    #[test]
+    fn yaml_sequences_jump_equals_steps(rels in proptest::collection::vec(release(), 2..5)) {
+        let templates: Vec<String> = rels.iter().map(|r| yaml_items(r, 0, "", true)).collect();
+        history("config.yaml", "user: 1\nu:\n  mine: 2\n", &rels, &templates, &YAML)?;
     }
 }
