@@ -1162,7 +1162,7 @@ pub(crate) fn template_op_from(
         .zip(&ids)
         .map(|(r, id)| Desired {
             id: id.clone(),
-            body: r.body().of(bytes).to_vec(),
+            body: f.syntax().template_body(&doc, r),
         })
         .collect();
     let owners: BTreeSet<String> = match owner {
@@ -2273,6 +2273,7 @@ impl Record {
                             .and_then(|_| plan::key_prints(f.syntax(), &r.body)),
                         written: r.hash.map(|h| (h, r.body)),
                         eof_break: false,
+                        blanks: (false, false),
                     })
                     .collect();
                 let ids: BTreeSet<Identity> = found.iter().map(|r| r.id.clone()).collect();
@@ -2468,6 +2469,15 @@ fn plan_options(
                 .regions
                 .get(&id.to_string())
                 .is_some_and(|k| k.eof_break)
+        })
+        .collect();
+    p.blanks_added = doc
+        .regions
+        .iter()
+        .map(|r| r.id(doc.src))
+        .filter_map(|id| {
+            let k = known.regions.get(&id.to_string())?;
+            Some((id, (k.blank_before, k.blank_after)))
         })
         .collect();
     p.known = known.regions.keys().cloned().collect();

@@ -47,6 +47,10 @@ pub struct Options {
     /// Regions whose insertion added a line break after an unterminated last line (from the
     /// state store): removing such a region while it is still last takes the break back.
     pub eof_break_added: BTreeSet<Identity>,
+    /// The regions the state store knows, with whether their insertion added an empty line
+    /// before and after them: removing one takes exactly those lines back (the blank-line
+    /// options then play no part).
+    pub blanks_added: BTreeMap<Identity, (bool, bool)>,
     /// Literal marker lines of a foreign block (`--marker-begin`/`--marker-end`).
     pub foreign: Option<Foreign>,
     /// Merge bases for `OnDrift::Merge` (from the state store): the body last written under
@@ -171,6 +175,7 @@ impl Default for Options {
             hash: true,
             force: false,
             eof_break_added: BTreeSet::new(),
+            blanks_added: BTreeMap::new(),
             foreign: None,
             bases: BTreeMap::new(),
             key_bases: BTreeMap::new(),
@@ -266,6 +271,8 @@ pub struct Outcome {
     /// What a later per-key merge needs of the body written (formats with keys): each key's
     /// name and a hash of its statement, never a value.
     pub keys: Option<KeyPrints>,
+    /// Inserting it added an empty line before it, and after it.
+    pub blanks: (bool, bool),
 }
 
 /// What a per-key merge needs of a body, and all the state store keeps of an env body:
@@ -700,6 +707,16 @@ pub fn plan(
         }
     }
     if new != doc.src {
+        // A region that took the place of lines an older installer wrote (adoption) stays
+        // where those lines were: their meaning there is the file's already.
+        let homed: Vec<(Identity, Home)> = homed
+            .into_iter()
+            .filter(|(id, _)| {
+                !outcomes
+                    .iter()
+                    .any(|o| &o.id == id && o.action == Action::Adopted)
+            })
+            .collect();
         check_result(syntax, opts, &new, &homed)?;
     }
     let mut order: Vec<(usize, Outcome)> = seqs.into_iter().zip(outcomes).collect();
@@ -745,7 +762,7 @@ fn check_result(
             )));
         }
     }
-    Ok(())
+    syntax.check_homes(&after, homed).map_err(PlanError::Place)
 }
 
 /// A home for a message: its container's keys, `/`-separated (`/` for the top level).
@@ -1544,7 +1561,9 @@ impl<'d, 'a> Planner<'d, 'a> {
             text.extend_from_slice(self.eol().as_bytes());
         }
         text.extend_from_slice(&fitted.before);
-        if self.opts.blank_before && at > bom && !empty_line(&src[line_start(src, at - 1)..at]) {
+        let blank_before =
+            self.opts.blank_before && at > bom && !empty_line(&src[line_start(src, at - 1)..at]);
+        if blank_before {
             text.extend_from_slice(self.eol().as_bytes());
         }
         text.extend_from_slice(&fitted.indent);
@@ -1554,7 +1573,9 @@ impl<'d, 'a> Planner<'d, 'a> {
         text.extend_from_slice(&fitted.indent);
         text.extend_from_slice(&self.end_line(&d.id, format_indents));
         text.extend_from_slice(&fitted.after);
-        if self.opts.blank_after && at < src.len() && !empty_line(&src[at..line_end(src, at)]) {
+        let blank_after =
+            self.opts.blank_after && at < src.len() && !empty_line(&src[at..line_end(src, at)]);
+        if blank_after {
             text.extend_from_slice(self.eol().as_bytes());
         }
         self.splices.push(Splice {
@@ -1567,6 +1588,9 @@ impl<'d, 'a> Planner<'d, 'a> {
         self.expected.insert(d.id.clone());
         self.outcome(&d.id, Action::Inserted, None);
         self.record_written(&fitted.body, eof_break);
+        if let Some(o) = self.outcomes.last_mut() {
+            o.blanks = (blank_before, blank_after);
+        }
     }
 
     /// Queues the removal of `id`: removals are made one at a time once the updates are
@@ -1609,6 +1633,7 @@ impl<'d, 'a> Planner<'d, 'a> {
             .splices
             .iter()
             .any(|s| s.span.start <= span.start && span.start <= s.span.end);
+        span = self.blank_lines_around(id, span);
         if self.opts.eof_break_added.contains(id) && span.end == src.len() && !touched {
             // The line break this region's insertion added is taken back with it: it was
             // the line ending of the file without it, so a lone `\r` the user wrote stays.
@@ -1620,25 +1645,6 @@ impl<'d, 'a> Planner<'d, 'a> {
                 span.start -= 1;
             }
         }
-        let bom = bom_len(src);
-        if self.opts.blank_before && span.start > bom {
-            let blank = line_start(src, span.start - 1);
-            if empty_line(&src[blank..span.start])
-                && blank > bom
-                && !empty_line(&src[line_start(src, blank - 1)..blank])
-            {
-                span.start = blank;
-            }
-        }
-        if self.opts.blank_after && span.end < src.len() {
-            let after = line_end(src, span.end);
-            if empty_line(&src[span.end..after])
-                && after < src.len()
-                && !empty_line(&src[after..line_end(src, after)])
-            {
-                span.end = after;
-            }
-        }
         self.splices.push(Splice {
             span,
             text: Vec::new(),
@@ -1648,6 +1654,35 @@ impl<'d, 'a> Planner<'d, 'a> {
         }
         self.expected.remove(id);
         self.outcome(id, action, lines);
+    }
+
+    /// `span` (a region's lines) widened by the empty lines that go with it: those its
+    /// insertion added, as the state store recorded; for a region the store does not know,
+    /// with the blank-line options, an empty line next to it whose other side is not empty.
+    fn blank_lines_around(&self, id: &Identity, mut span: Span) -> Span {
+        let src = self.doc.src;
+        let bom = bom_len(src);
+        let recorded = self.opts.blanks_added.get(id).copied();
+        let (before, after) = recorded.unwrap_or((self.opts.blank_before, self.opts.blank_after));
+        if before && span.start > bom {
+            let blank = line_start(src, span.start - 1);
+            if empty_line(&src[blank..span.start])
+                && (recorded.is_some()
+                    || (blank > bom && !empty_line(&src[line_start(src, blank - 1)..blank])))
+            {
+                span.start = blank;
+            }
+        }
+        if after && span.end < src.len() {
+            let next = line_end(src, span.end);
+            if empty_line(&src[span.end..next])
+                && (recorded.is_some()
+                    || (next < src.len() && !empty_line(&src[next..line_end(src, next)])))
+            {
+                span.end = next;
+            }
+        }
+        span
     }
 
     fn sync(
@@ -1725,6 +1760,7 @@ impl<'d, 'a> Planner<'d, 'a> {
             written: None,
             eof_break: false,
             keys: None,
+            blanks: (false, false),
         });
     }
 

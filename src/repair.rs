@@ -17,6 +17,7 @@
 //! the list of what could be fixed and what could not, with the manual fix.
 
 use crate::document::{Desired, Document, Foreign};
+use crate::format::Syntax;
 use crate::hash;
 use crate::lex::{Lexer, Span};
 use crate::lines::{line_end, line_start};
@@ -52,7 +53,7 @@ const MAX_FIXES: usize = 256;
 #[must_use]
 pub fn repair(
     src: &[u8],
-    syntax: &dyn Lexer,
+    syntax: &dyn Syntax,
     template: &[Desired],
     foreign: Option<&Foreign>,
 ) -> Repaired {
@@ -128,7 +129,8 @@ fn why_not(kind: ProblemKind) -> &'static str {
              repair find its body)"
         }
         ProblemKind::DuplicateRegion => {
-            "the copies differ or one was edited, so neither can be deleted safely"
+            "the copies differ, one was edited, or they sit in different tables, objects, \
+             mappings or sections, so neither can be deleted safely"
         }
         ProblemKind::InterleavedRegions | ProblemKind::NestedRegion => {
             "which lines belong to which region is a choice only a person can make"
@@ -179,7 +181,7 @@ fn rewrite_line(src: &[u8], line: Span, new_text: &str) -> Vec<u8> {
 
 fn next_fix(
     doc: &Document<'_>,
-    syntax: &dyn Lexer,
+    syntax: &dyn Syntax,
     template: &[Desired],
     foreign: Option<&Foreign>,
 ) -> Option<Next> {
@@ -210,7 +212,7 @@ fn next_fix(
             ProblemKind::MismatchedEnd => case_only_end(doc, syntax, foreign, p),
             ProblemKind::UnclosedBegin => close_by_hash(doc, syntax, foreign, p),
             ProblemKind::OrphanEnd => open_from_template(doc, syntax, foreign, p, template),
-            ProblemKind::DuplicateRegion => drop_duplicate(doc, p),
+            ProblemKind::DuplicateRegion => drop_duplicate(doc, syntax, p),
             _ => None,
         };
         if let Some(f) = fixed {
@@ -415,11 +417,15 @@ fn open_from_template(
     ))
 }
 
-fn drop_duplicate(doc: &Document<'_>, p: &Problem) -> Option<Next> {
+fn drop_duplicate(doc: &Document<'_>, syntax: &dyn Syntax, p: &Problem) -> Option<Next> {
     let src = doc.src;
     let later = doc.regions.iter().find(|r| r.begin.line_no() == p.line)?;
     let id = later.id(src);
     let first = doc.region(&id)?;
+    // Copies in two tables, objects, mappings or sections each mean something there.
+    if !syntax.same_container(doc, first, later) {
+        return None;
+    }
     let pristine = |r: &crate::document::Region| r.state() == crate::document::State::Pristine;
     if !(pristine(first) && pristine(later)) || first.body().of(src) != later.body().of(src) {
         return None;

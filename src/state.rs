@@ -49,6 +49,12 @@ pub(crate) struct RegionState {
     /// by key needs no more, so env bodies (secrets) are never kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keys: Option<crate::plan::KeyPrints>,
+    /// Inserting it added an empty line before it (`--blank-before`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub blank_before: bool,
+    /// Inserting it added an empty line after it (`--blank-after`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub blank_after: bool,
 }
 
 /// How a region's markers are written, so that `uninstall` and `remove` find it again:
@@ -749,6 +755,7 @@ impl DirState {
                     // update keeps what the insertion recorded.
                     if matches!(o.action, Action::Inserted | Action::Adopted) {
                         entry.eof_break = o.eof_break;
+                        (entry.blank_before, entry.blank_after) = o.blanks;
                     }
                     entry.style.clone_from(style);
                 }
@@ -786,6 +793,7 @@ mod tests {
             written: written.map(|(h, b)| (h.to_owned(), b.to_vec())),
             eof_break: false,
             keys: None,
+            blanks: (false, false),
         }
     }
 
@@ -819,6 +827,8 @@ mod tests {
                 eof_break: true,
                 style: Style::default(),
                 keys: None,
+                blank_before: true,
+                blank_after: false,
             },
         );
         store.save(target, &st)?;
@@ -1072,8 +1082,7 @@ mod tests {
             RegionState {
                 hash: Some("aa".into()),
                 eof_break: true,
-                style: Style::default(),
-                keys: None,
+                ..RegionState::default()
             },
         );
         std::fs::create_dir_all(bodies_of(&store, t))?;

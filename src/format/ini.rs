@@ -25,10 +25,11 @@ use nom::{
     bytes::complete::{take_till1, take_while},
 };
 
-use crate::document::Document;
+use crate::document::{Document, Region};
 use crate::lex::{Comment, Key, Lexed, Span};
-use crate::lines::{bom_len, line_start};
-use crate::place::{At, Created, Placement};
+use crate::lines::{bom_len, line_of, line_start};
+use crate::marker::Identity;
+use crate::place::{At, Created, Home, Placement, Step};
 
 use super::{KeyPolicy, Lexer, Syntax};
 
@@ -58,6 +59,26 @@ impl Syntax for Ini {
     ) -> Option<Result<Placement, String>> {
         let At::Section(name) = at else { return None };
         Some(place_section(doc, name))
+    }
+
+    fn home(&self, template: &Document<'_>, region: &Region) -> Option<Home> {
+        Some(home(template, &headers(template), region))
+    }
+
+    fn place_home(
+        &self,
+        doc: &Document<'_>,
+        id: &Identity,
+        all: &[(Identity, Home)],
+    ) -> Option<Result<Placement, String>> {
+        place_home(doc, id, all)
+    }
+
+    /// The same section: the same header in force (or none) at both BEGIN lines.
+    fn same_container(&self, doc: &Document<'_>, a: &Region, b: &Region) -> bool {
+        let hs = headers(doc);
+        let section = |r: &Region| hs.partition_point(|h| h.line.start < r.begin.line().start);
+        section(a) == section(b)
     }
 
     fn remove_created(&self, doc: &Document<'_>, created: &Created) -> Vec<(Span, Vec<u8>)> {
@@ -103,6 +124,120 @@ fn section_limit(doc: &Document<'_>, hs: &[Header<'_>], i: usize) -> usize {
         doc.region_at(h.line.start)
             .map_or(h.line.start, |r| r.span().start)
     })
+}
+
+/// A region's home: the section in force at its BEGIN line (as its header writes the name;
+/// none: the keys before every section); a region holding a header of its own lives at
+/// the top level.
+fn home(doc: &Document<'_>, hs: &[Header<'_>], region: &Region) -> Home {
+    let at = region.begin.line().start;
+    let mut home = Home {
+        order: at as u64,
+        line: region.begin.line_no(),
+        ..Home::default()
+    };
+    let body = region.body();
+    if hs
+        .iter()
+        .any(|h| body.start <= h.line.start && h.line.start < body.end)
+    {
+        home.top = true;
+        return home;
+    }
+    if let Some(h) = hs
+        .partition_point(|h| h.line.start < at)
+        .checked_sub(1)
+        .and_then(|i| hs.get(i))
+    {
+        home.path.push(Step {
+            key: String::from_utf8_lossy(trim(h.name)).into_owned(),
+            array: false,
+            order: h.line.start as u64,
+            line: line_of(doc.src, h.line.start),
+        });
+    }
+    home
+}
+
+/// The section a home names (`None`: the keys before every section).
+fn section_of(home: &Home) -> Option<&str> {
+    home.path.first().map(|s| s.key.as_str())
+}
+
+/// Where the missing region `id` goes: in its template's section, after the nearest region
+/// before it in the template that the file has in that section, else before the nearest
+/// after it, else after the section's last key (a missing section is made at the end of
+/// the file) or, for the keys before every section, before the first header.
+fn place_home(
+    doc: &Document<'_>,
+    id: &Identity,
+    all: &[(Identity, Home)],
+) -> Option<Result<Placement, String>> {
+    let (_, want) = all.iter().find(|(i, _)| i == id)?;
+    if want.top {
+        return None;
+    }
+    let hs = headers(doc);
+    let section = section_of(want);
+    let here = |i: &Identity| {
+        doc.region(i).filter(|r| {
+            let h = home(doc, &hs, r);
+            !h.top && section_of(&h) == section
+        })
+    };
+    let mut peers: Vec<&(Identity, Home)> = all
+        .iter()
+        .filter(|(i, h)| i != id && !h.top && section_of(h) == section)
+        .collect();
+    peers.sort_by_key(|(_, h)| h.order);
+    let after_prev = peers
+        .iter()
+        .rev()
+        .filter(|(_, h)| h.order < want.order)
+        .find_map(|(i, _)| here(i))
+        .map(|r| r.end.line().end);
+    let before_next = peers
+        .iter()
+        .filter(|(_, h)| h.order > want.order)
+        .find_map(|(i, _)| here(i))
+        .map(|r| r.begin.line().start);
+    if let Some(offset) = after_prev.or(before_next) {
+        return Some(Ok(Placement {
+            offset,
+            ..Placement::default()
+        }));
+    }
+    Some(match section {
+        Some(name) => place_section(doc, name),
+        None => Ok(Placement {
+            offset: root_end(doc, &hs),
+            ..Placement::default()
+        }),
+    })
+}
+
+/// The end of the keys before every section: before the first header (or the region that
+/// holds it) and the blank lines before it; the end of the file when there is none.
+fn root_end(doc: &Document<'_>, hs: &[Header<'_>]) -> usize {
+    let src = doc.src;
+    let Some(first) = hs.first() else {
+        return src.len();
+    };
+    let mut at = doc
+        .region_at(first.line.start)
+        .map_or(first.line.start, |r| r.span().start);
+    let bom = bom_len(src);
+    while at > bom {
+        let ls = line_start(src, at - 1).max(bom);
+        if !trim(&src[ls..at])
+            .iter()
+            .all(|c| matches!(c, b'\r' | b'\n'))
+        {
+            break;
+        }
+        at = ls;
+    }
+    at
 }
 
 fn place_section(doc: &Document<'_>, name: &str) -> Result<Placement, String> {

@@ -86,6 +86,38 @@ pub trait Syntax: Lexer {
         None
     }
 
+    /// The body `sync` wants for `region` of `template`: its body as written, or more where
+    /// the region must carry structure of its own to mean there what it means in the
+    /// template (TOML: a region in an element of an array of tables carries the element's
+    /// `[[…]]` header, so that it is an element of its own and never adds keys to a user's).
+    fn template_body(&self, template: &Document<'_>, region: &Region) -> Vec<u8> {
+        region.body().of(template.src).to_vec()
+    }
+
+    /// Checks, after all of an edit's stages, that each region `sync` inserted (`homed`, with
+    /// its template's home) is in its template's container in `doc`, the result. The planner
+    /// has already compared the homes its lexer finds; a format with a reference parser
+    /// checks again with it (YAML: saphyr-parser's reading).
+    ///
+    /// # Errors
+    /// A message naming the region and where it would be read.
+    fn check_homes(&self, _doc: &Document<'_>, _homed: &[(Identity, Home)]) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// True when regions `a` and `b` of `doc` sit in the same container (table, object,
+    /// mapping, section, or the one file of a line format): only then is one a copy of the
+    /// other that `repair` may drop without changing what the file means. By default their
+    /// homes are compared (in one document a home's steps name container instances: their
+    /// offsets differ between two `[[hooks]]` elements or two objects of one array).
+    fn same_container(&self, doc: &Document<'_>, a: &Region, b: &Region) -> bool {
+        match (self.home(doc, a), self.home(doc, b)) {
+            (Some(x), Some(y)) => x.top == y.top && x.path == y.path,
+            (None, None) => true,
+            _ => false,
+        }
+    }
+
     /// Where the missing region `id` goes in `doc`, given the homes of the regions being
     /// synced (`all`, its own included): its container, after the
     /// nearest item that precedes it in the template and that `doc` has there, else before

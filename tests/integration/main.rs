@@ -1,6 +1,7 @@
 //! The integration tests: one binary running the real `demarcate` executable.
 
 mod apply;
+mod blank_lines;
 mod books;
 mod cases;
 mod cli;
@@ -19,11 +20,13 @@ mod matrix;
 mod placement_props;
 mod props;
 mod regression;
+mod repair_meaning;
 mod safety;
 mod samples;
 mod sentry_compose;
 mod store;
 mod toml;
+mod toml_elements;
 mod toml_plan;
 mod upgrade;
 mod util;

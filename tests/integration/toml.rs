@@ -13,7 +13,7 @@ use crate::util;
 // ---------------------------------------------------------------- helpers
 
 /// The document as plain data, via toml_edit (BOM stripped).
-fn value_of(src: &[u8]) -> Value {
+pub(crate) fn value_of(src: &[u8]) -> Value {
     let text = std::str::from_utf8(src).expect("utf-8");
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let doc = toml_edit::Document::parse(text).unwrap_or_else(|e| panic!("{e}\n{text}"));

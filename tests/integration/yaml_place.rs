@@ -372,6 +372,35 @@ services:
             text.starts_with(&original[..line_end]),
             "the preamble moved:\n{text}"
         );
+        // `set --at /` too, and `remove` gives the bytes back.
+        let dir = tempfile::tempdir().expect("dir");
+        let target = dir.path().join("compose.yml");
+        std::fs::write(&target, original).expect("target");
+        let set = [
+            "set",
+            "compose.yml",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "r",
+            "--at",
+            "/",
+            "--content",
+            "k: 1",
+        ];
+        let o = util::run(dir.path(), &set);
+        assert_eq!(util::code(&o), 0, "{}", util::stderr(&o));
+        let text = std::fs::read_to_string(&target).expect("result");
+        assert!(
+            text.starts_with(&format!("{}# BEGIN ZYLOS MANAGED r", &original[..line_end])),
+            "{text}"
+        );
+        let o = util::run(
+            dir.path(),
+            &["remove", "compose.yml", "--owner", "ZYLOS", "--name", "r"],
+        );
+        assert_eq!(util::code(&o), 0, "{}", util::stderr(&o));
+        assert_eq!(std::fs::read_to_string(&target).expect("file"), original);
     }
 }
 

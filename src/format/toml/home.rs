@@ -19,11 +19,9 @@ pub(super) fn home(template: &Document<'_>, scan: &Scan, region: &Region) -> Hom
         line: region.begin.line_no(),
         ..Home::default()
     };
-    if scan
-        .headers
-        .iter()
-        .any(|h| region.body().start <= h.line.start && h.line.start < region.body().end)
-    {
+    // A region with a table header of its own, or one that `sync` gives the header of the
+    // array-of-tables element it sits in (`Syntax::template_body`), lives at the top level.
+    if holds_header(scan, region) || element_header(template, scan, region).is_some() {
         home.top = true;
         return home;
     }
@@ -36,6 +34,31 @@ pub(super) fn home(template: &Document<'_>, scan: &Scan, region: &Region) -> Hom
         });
     }
     home
+}
+
+/// The `[[…]]` header line of the array-of-tables element `region` sits in, when the region
+/// holds no header of its own: such a region is an element of its own wherever it goes.
+pub(super) fn element_header<'a>(
+    doc: &Document<'a>,
+    scan: &Scan,
+    region: &Region,
+) -> Option<&'a [u8]> {
+    if holds_header(scan, region) {
+        return None;
+    }
+    let h = table_of(scan, region.begin.line().start).and_then(|i| scan.headers.get(i))?;
+    h.array.then(|| h.line.of(doc.src))
+}
+
+/// True when `a` and `b` sit under the same header line (or none), or both hold headers.
+pub(super) fn same_table(scan: &Scan, a: &Region, b: &Region) -> bool {
+    match (holds_header(scan, a), holds_header(scan, b)) {
+        (true, true) => true,
+        (false, false) => {
+            table_of(scan, a.begin.line().start) == table_of(scan, b.begin.line().start)
+        }
+        _ => false,
+    }
 }
 
 /// The header in force at `offset` (`None`: the root table).

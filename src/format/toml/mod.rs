@@ -81,6 +81,18 @@ impl Syntax for Toml {
     fn home(&self, template: &Document<'_>, region: &Region) -> Option<Home> {
         Some(home::home(template, &scan_of(template), region))
     }
+    /// The same table header in force (the same element of an array of tables, not only the
+    /// same array), or both holding headers of their own.
+    fn same_container(&self, doc: &Document<'_>, a: &Region, b: &Region) -> bool {
+        home::same_table(&scan_of(doc), a, b)
+    }
+    fn template_body(&self, template: &Document<'_>, region: &Region) -> Vec<u8> {
+        let body = region.body().of(template.src);
+        match home::element_header(template, &scan_of(template), region) {
+            Some(header) => [header, body].concat(),
+            None => body.to_vec(),
+        }
+    }
     fn place_home(
         &self,
         doc: &Document<'_>,

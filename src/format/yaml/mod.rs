@@ -41,6 +41,7 @@ use crate::marker::Identity;
 mod home;
 mod keys;
 mod place;
+mod structure;
 
 /// The YAML format.
 pub(crate) struct Yaml;
@@ -137,6 +138,14 @@ impl Syntax for Yaml {
         home::home(template, region)
     }
 
+    /// A region in a sequence's item has no home: two such are never known to share one.
+    fn same_container(&self, doc: &Document<'_>, a: &Region, b: &Region) -> bool {
+        match (home::home(doc, a), home::home(doc, b)) {
+            (Some(x), Some(y)) => x.path == y.path,
+            _ => false,
+        }
+    }
+
     fn place_home(
         &self,
         doc: &Document<'_>,
@@ -204,6 +213,10 @@ impl Syntax for Yaml {
             }
             Some(e) => Err(format!("{} (YAML)", e.message)),
         }
+    }
+
+    fn check_homes(&self, doc: &Document<'_>, homed: &[(Identity, Home)]) -> Result<(), String> {
+        structure::check(doc, homed)
     }
 
     fn validate_result(&self, new: &[u8]) -> Result<(), String> {
