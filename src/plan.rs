@@ -1380,14 +1380,31 @@ impl<'d, 'a> Planner<'d, 'a> {
             }
             None => text.extend_from_slice(&old_line[indent_len..content_end]),
         }
-        text.extend_from_slice(&old_line[content_end..]);
-        if content_end == old_line.len() {
+        // A line ending asked for explicitly goes on the marker lines too; otherwise they
+        // keep theirs.
+        match self.opts.eol {
+            Some(eol) => text.extend_from_slice(eol.as_bytes()),
+            None => text.extend_from_slice(&old_line[content_end..]),
+        }
+        if content_end == old_line.len() && self.opts.eol.is_none() {
             // A BEGIN line without a line ending cannot be followed by a body; add one.
             text.extend_from_slice(self.eol().as_bytes());
         }
         text.extend_from_slice(body);
+        let mut end = r.end.line().start;
+        if let Some(eol) = self.opts.eol {
+            let end_line = r.end.line().of(src);
+            let content = end_line
+                .strip_suffix(b"\n")
+                .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+            if let Some(content) = content {
+                text.extend_from_slice(content);
+                text.extend_from_slice(eol.as_bytes());
+                end = r.end.line().end;
+            }
+        }
         self.splices.push(Splice {
-            span: Span::new(r.begin.line().start, r.end.line().start),
+            span: Span::new(r.begin.line().start, end),
             text,
         });
     }
