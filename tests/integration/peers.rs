@@ -658,27 +658,43 @@ fn files_over_256_mib_are_refused_before_they_are_read() {
     let f = std::fs::File::create(&big).expect("create");
     f.set_len((256 << 20) + 1).expect("sparse");
     std::fs::write(dir.path().join("small.env"), "A=1\n").expect("small");
-    let runs: [&[&str]; 4] = [
-        &[
-            "set",
-            "big.env",
-            "--owner",
-            "Z",
-            "--name",
-            "n",
-            "--content",
-            "A=1",
-        ],
+    std::fs::File::create(dir.path().join("big.toml"))
+        .and_then(|m| m.set_len((256 << 20) + 1))
+        .expect("sparse manifest");
+    let set = [
+        "set",
+        "big.env",
+        "--owner",
+        "Z",
+        "--name",
+        "n",
+        "--content",
+        "A=1",
+    ];
+    let content = [
+        "set",
+        "small.env",
+        "--owner",
+        "Z",
+        "--name",
+        "n",
+        "--content-file",
+        "big.env",
+    ];
+    let runs: [&[&str]; 6] = [
+        &set,
         &["list", "big.env"],
         &["check", "big.env"],
         &["sync", "small.env", "--template", "big.env", "--owner", "Z"],
+        &content,
+        &["apply", "big.toml"],
     ];
     for args in runs {
         let out = util::run(dir.path(), args);
         assert_eq!(util::code(&out), 2, "{args:?}");
         let err = util::stderr(&out);
         assert!(
-            err.contains("big.env") && err.contains("256 MiB"),
+            err.contains("big.") && err.contains("256 MiB"),
             "{args:?}: {err}"
         );
     }
