@@ -426,6 +426,38 @@ mod tests {
         c.encode(&d.text, &d).expect("encodes").into_owned()
     }
 
+    proptest::proptest! {
+        /// Latin-1 and Windows-1252 have a character for every byte but NUL: any bytes
+        /// decode and encode back to themselves.
+        #[test]
+        fn single_byte_encodings_give_back_any_bytes(
+            bytes in proptest::collection::vec(1u8..=255, 0..300)
+        ) {
+            for e in [Encoding::Latin1, Encoding::Windows1252] {
+                proptest::prop_assert_eq!(round_trip(codec(e), &bytes), bytes.clone());
+            }
+        }
+
+        /// Any text without NUL, in either byte order, with or without a BOM.
+        #[test]
+        fn utf16_gives_back_any_text(text in "[^\u{0}]{0,80}", bom in proptest::bool::ANY) {
+            // A text that starts with U+FEFF starts with a BOM, by definition.
+            proptest::prop_assume!(!text.starts_with('\u{feff}'));
+            for (e, le) in [(Encoding::Utf16Le, true), (Encoding::Utf16Be, false)] {
+                let mut raw = if bom { e.bom().to_vec() } else { Vec::new() };
+                for unit in text.encode_utf16() {
+                    raw.extend(if le { unit.to_le_bytes() } else { unit.to_be_bytes() });
+                }
+                let d = codec(e).decode(&raw).expect("decodes");
+                proptest::prop_assert_eq!(&*d.text, text.as_bytes());
+                // An empty file without a BOM is new: it gets one.
+                if !raw.is_empty() {
+                    proptest::prop_assert_eq!(round_trip(codec(e), &raw), raw);
+                }
+            }
+        }
+    }
+
     #[test]
     fn every_encoding_gives_back_its_bytes() {
         let le: Vec<u8> = [0xFF, 0xFE]

@@ -987,8 +987,10 @@ impl FileCx<'_> {
         // After a lost update the file does not hold `src` yet: write even an unchanged plan.
         out.changed |= read.pending();
         // Written in the file's encoding: a character it cannot hold fails even a dry run.
-        let new = match opts.codec.encode(&new, &decoded) {
-            Ok(n) => n.into_owned(),
+        let new = match opts.codec.encode(&new, &decoded).map(owned) {
+            Ok(Some(encoded)) => encoded,
+            // UTF-8: the planned bytes are written as they are, without a copy.
+            Ok(None) => new,
             Err(e) => return Step::Finished(self.fail(Some(f), e.into())),
         };
         if opts.dry_run || opts.check || !out.changed {
@@ -1526,8 +1528,9 @@ pub fn filter(
         let new = opts
             .codec
             .encode(&planned.new, &decoded)
+            .map(owned)
             .map_err(|e| Box::new(FileOutcome::failed(path, Some(f), e.into())))?;
-        Ok((out, new.into_owned()))
+        Ok((out, new.unwrap_or(planned.new)))
     })();
     let (out, new) = match result {
         Ok((out, new)) => (out, new),
@@ -1538,6 +1541,14 @@ pub fn filter(
     }
     reporter.finished(&out);
     (out, new)
+}
+
+/// The bytes an encoding made, or `None` when they are the text as it was (UTF-8).
+fn owned(c: std::borrow::Cow<'_, [u8]>) -> Option<Vec<u8>> {
+    match c {
+        std::borrow::Cow::Owned(v) => Some(v),
+        std::borrow::Cow::Borrowed(_) => None,
+    }
 }
 
 /// What the state store learns from a written edit.
