@@ -968,6 +968,9 @@ impl FileCx<'_> {
         if f.syntax().requires_utf8() && std::str::from_utf8(src).is_err() {
             return Step::Finished(self.fail(Some(f), Error::NotUtf8(f)));
         }
+        if let Err(e) = entries_take(f, opts) {
+            return Step::Finished(self.fail(Some(f), e));
+        }
         let planned = if f == Format::Json {
             plan_entries(path, src, &work, opts, known, reporter)
         } else {
@@ -1541,6 +1544,29 @@ pub fn filter(
     }
     reporter.finished(&out);
     (out, new)
+}
+
+/// Refuses, for strict JSON entries, the options that only act on regions: an entry would
+/// be inserted in spite of an update-only edit, or written in the file's own line ending.
+fn entries_take(f: Format, opts: &EditOptions) -> Result<(), Error> {
+    if f != Format::Json {
+        return Ok(());
+    }
+    if opts.plan.no_insert || opts.plan.require {
+        return Err(Error::Usage(
+            "an update-only edit is for regions; strict JSON entries are always made equal \
+             to the template"
+                .to_owned(),
+        ));
+    }
+    if opts.codec.line_ending.is_some() {
+        return Err(Error::Usage(
+            "a line ending to write is for regions; strict JSON entries are written in the \
+             file's own line ending"
+                .to_owned(),
+        ));
+    }
+    Ok(())
 }
 
 /// The bytes an encoding made, or `None` when they are the text as it was (UTF-8).

@@ -704,3 +704,37 @@ fn files_over_256_mib_are_refused_before_they_are_read() {
     );
     assert_eq!(read(&dir.path().join("small.env")), b"A=1\n");
 }
+
+/// Strict JSON entries have no regions to leave out or line endings of their own to write:
+/// the options are refused rather than ignored.
+#[test]
+fn entries_refuse_the_options_that_act_on_regions() {
+    let (dir, f) = util::with_file("settings.json", b"{\"a\": 1}\n");
+    std::fs::write(dir.path().join("t.json"), "{\"b\": 2}\n").expect("template");
+    for extra in [
+        &["--no-insert"][..],
+        &["--require"],
+        &["--line-ending", "crlf"],
+    ] {
+        let args = [
+            &[
+                "sync",
+                "settings.json",
+                "--template",
+                "t.json",
+                "--owner",
+                "Z",
+            ][..],
+            extra,
+        ]
+        .concat();
+        let out = util::run(dir.path(), &args);
+        assert_eq!(util::code(&out), 2, "{extra:?}");
+        assert!(
+            util::stderr(&out).contains("regions"),
+            "{}",
+            util::stderr(&out)
+        );
+        assert_eq!(read(&f), b"{\"a\": 1}\n");
+    }
+}
