@@ -1164,8 +1164,10 @@ impl<'d, 'a> Planner<'d, 'a> {
     /// `insertafter` with a multi-line pattern.
     fn find_across(&self, re: &Regex, must_start_clean: bool) -> Option<Span> {
         let src = self.doc.src;
-        re.find_iter(src)
-            .map(|m| Span::new(m.start(), m.end()))
+        // The text starts after a BOM, as the first line does for a one-line pattern.
+        let bom = bom_len(src);
+        re.find_iter(&src[bom..])
+            .map(|m| Span::new(bom + m.start(), bom + m.end()))
             .find(|m| {
                 let last = m.end.max(m.start + 1).min(src.len()) - 1;
                 let touches = self.doc.regions.iter().any(|r| {

@@ -738,3 +738,31 @@ fn entries_refuse_the_options_that_act_on_regions() {
         assert_eq!(read(&f), b"{\"a\": 1}\n");
     }
 }
+
+/// The text a pattern over several lines sees starts after a BOM; in a CRLF file the CRLF
+/// flag makes `$` end a line.
+#[test]
+fn a_pattern_over_several_lines_after_a_bom_and_in_crlf() {
+    let original = b"\xef\xbb\xbf[core]\r\n\tx = 1\r\n[user]\r\n\tname = me\r\n";
+    let (dir, f) = util::with_file("app.conf", original);
+    let out = util::run(
+        dir.path(),
+        &[
+            "set",
+            "app.conf",
+            "--owner",
+            "Z",
+            "--name",
+            "n",
+            "--content",
+            "# note",
+            "--at",
+            "after:(?mR)\\A\\[core\\]\\r?\\n\\tx = 1$",
+        ],
+    );
+    assert_eq!(util::code(&out), 0, "{}", util::stderr(&out));
+    let text = read(&f);
+    let head = b"\xef\xbb\xbf[core]\r\n\tx = 1\r\n# BEGIN Z MANAGED n";
+    assert!(text.starts_with(head), "{}", String::from_utf8_lossy(&text));
+    assert!(text.ends_with(b"# END Z MANAGED n\r\n[user]\r\n\tname = me\r\n"));
+}
