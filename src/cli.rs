@@ -637,6 +637,12 @@ fn error_text(path: &Path, e: &Error) -> String {
                 Error::Plan(PlanError::Refused(reason)) => {
                     format!("{reason}; pass --force to edit it anyway")
                 }
+                // A file of CR lines alone (no LF at all) can be edited as such.
+                Error::Plan(PlanError::InvalidInput(reason))
+                    if reason.contains("CR alone") && !reason.contains("perl") =>
+                {
+                    format!("{reason}, or keep its CR lines with --line-ending cr; fix it first")
+                }
                 _ => e.to_string(),
             };
             let hint = if matches!(e, Error::Plan(PlanError::Blocked(_))) {
