@@ -640,6 +640,17 @@ pub fn uninstall(owner: &str, opts: &EditOptions, reporter: &dyn Reporter) -> Ve
         if let Some(f) = known.format.as_deref().and_then(Format::from_name) {
             file_opts.format = Some(f);
         }
+        // Decoded as it was last edited.
+        if let Some(e) = known
+            .encoding
+            .as_deref()
+            .and_then(crate::codec::Encoding::from_name)
+        {
+            file_opts.codec.encoding = e;
+        }
+        if known.line_ending.as_deref() == Some("cr") {
+            file_opts.codec.line_ending = Some(crate::codec::LineEnding::Cr);
+        }
         let ops: Vec<Op> = ids.into_iter().map(Op::Remove).collect();
         let mut out = edit(&path, &file_opts, &|_| Ok(Work::Ops(ops.clone())), reporter);
         out.found |= out.outcomes.iter().any(|o| o.action == Action::KeptDrifted);
@@ -913,10 +924,16 @@ struct Written {
     f: Format,
     record: Record,
     keep_bodies: bool,
+    codec: Codec,
 }
 
 impl Written {
-    fn record(self, dir: &mut DirState, canonical: &Path, known: FileState) {
+    fn record(self, dir: &mut DirState, canonical: &Path, mut known: FileState) {
+        // How the file was decoded, for an uninstall (which names no encoding).
+        known.encoding = (self.codec.encoding != crate::codec::Encoding::Utf8)
+            .then(|| self.codec.encoding.name().to_owned());
+        known.line_ending =
+            (self.codec.line_ending == Some(crate::codec::LineEnding::Cr)).then(|| "cr".to_owned());
         self.record
             .save(dir, canonical, known, self.f, self.keep_bodies);
     }
@@ -1031,6 +1048,7 @@ impl FileCx<'_> {
                 f,
                 record,
                 keep_bodies,
+                codec: opts.codec,
             },
         }))
     }

@@ -766,3 +766,47 @@ fn a_pattern_over_several_lines_after_a_bom_and_in_crlf() {
     assert!(text.starts_with(head), "{}", String::from_utf8_lossy(&text));
     assert!(text.ends_with(b"# END Z MANAGED n\r\n[user]\r\n\tname = me\r\n"));
 }
+
+/// `uninstall` names no encoding: the state store remembers how each file was decoded.
+#[test]
+fn uninstall_decodes_each_file_as_it_was_edited() {
+    let profile = utf16le("Set-Alias ll Get-ChildItem\r\n");
+    let (dir, f) = util::with_file("profile.ps1", &profile);
+    let cr = dir.path().join("old.conf");
+    std::fs::write(&cr, b"a\rb\r").expect("cr file");
+    let runs: [&[&str]; 2] = [
+        &[
+            "set",
+            "profile.ps1",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "n",
+            "--content",
+            "x",
+            "--encoding",
+            "utf-16le",
+        ],
+        &[
+            "set",
+            "old.conf",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "n",
+            "--content",
+            "x",
+            "--line-ending",
+            "cr",
+        ],
+    ];
+    for args in runs {
+        let out = util::run(dir.path(), args);
+        assert_eq!(util::code(&out), 0, "{}", util::stderr(&out));
+    }
+    assert_ne!(read(&f), profile);
+    let out = util::run(dir.path(), &["uninstall", "--owner", "ZYLOS"]);
+    assert_eq!(util::code(&out), 0, "{}", util::stderr(&out));
+    assert_eq!(read(&f), profile);
+    assert_eq!(read(&cr), b"a\rb\r");
+}
