@@ -79,7 +79,7 @@ pub struct Options {
     /// Update regions only where they are: a missing one is not inserted (a warning, and
     /// the action [`Action::NotInserted`]).
     pub no_insert: bool,
-    /// With [`Options::no_insert`]: a missing region is an error ([`PlanError::Missing`]).
+    /// A missing region is an error ([`PlanError::Missing`]); implies [`Options::no_insert`].
     pub require: bool,
 }
 
@@ -1170,10 +1170,11 @@ impl<'d, 'a> Planner<'d, 'a> {
             .map(|m| Span::new(bom + m.start(), bom + m.end()))
             .find(|m| {
                 let last = m.end.max(m.start + 1).min(src.len()) - 1;
-                let touches = self.doc.regions.iter().any(|r| {
-                    let span = r.span();
-                    span.start <= last && m.start < span.end
-                });
+                // Regions are in file order and do not overlap: the first that ends after
+                // the match starts is the only one it can touch first.
+                let regions = &self.doc.regions;
+                let i = regions.partition_point(|r| r.span().end <= m.start);
+                let touches = regions.get(i).is_some_and(|r| r.span().start <= last);
                 let start = line_start(src, m.start);
                 !touches && (!must_start_clean || !self.doc.lexed.is_inner(start))
             })
