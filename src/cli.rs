@@ -290,6 +290,7 @@ struct SeedArgs {
 struct PlaceArgs {
     /// Where a new region goes: end, start, after:REGEX, before:REGEX, table:NAME (TOML),
     /// section:NAME (INI), /json/pointer (JSONC). Default: the end (JSONC: the start of the root object).
+    /// A REGEX with a line break, `\n` or `(?m)` is matched across lines.
     #[arg(long, value_name = "POS", default_value = "")]
     at: String,
     /// Write no `hash=` on new BEGIN lines.
