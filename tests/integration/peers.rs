@@ -427,6 +427,26 @@ fn a_utf16le_powershell_profile_keeps_its_bom_and_crlf() {
         !text.replace("\r\n", "").contains('\n'),
         "CRLF throughout: {text:?}"
     );
+    // A new UTF-16 file gets a byte order mark: Windows PowerShell reads one without it as
+    // the ANSI code page.
+    let out = util::run(
+        dir.path(),
+        &[
+            "set",
+            "profile.ps1",
+            "--owner",
+            "ZYLOS",
+            "--name",
+            "path",
+            "--content",
+            "$x = 'é'",
+            "--encoding",
+            "utf-16le",
+        ],
+    );
+    assert_eq!(util::code(&out), 0, "{}", util::stderr(&out));
+    let text = from_utf16le(&read(&dir.path().join("profile.ps1")));
+    assert!(text.contains("\n$x = 'é'\n"), "{text:?}");
 }
 
 #[test]
