@@ -830,3 +830,86 @@ fn uninstall_decodes_each_file_as_it_was_edited() {
     assert_eq!(read(&f), profile);
     assert_eq!(read(&cr), b"a\rb\r");
 }
+
+/// Every format: a region set with each line ending into LF and CRLF files, set again, and
+/// removed — the file's own lines untouched, the second run a no-op, the original back.
+#[test]
+fn every_format_round_trips_with_each_line_ending() {
+    let files: [(&str, &str, &str); 10] = [
+        ("s.jsonc", "{\n  \"a\": 1\n}\n", "\"k\": 2,"),
+        ("c.toml", "a = 1\n\n[t]\nb = 2\n", "k = 2"),
+        ("d.yaml", "x: 1\nservices:\n  web:\n    image: a\n", "k: 2"),
+        ("g.ini", "[core]\n\tx = 1\n", "k = 2"),
+        ("app.env", "A=1\n", "K=2"),
+        ("p.sh", "export A=1\n", "export K=2"),
+        ("hosts", "127.0.0.1 localhost\n", "10.0.0.1 db"),
+        ("README.md", "# Title\n\ntext\n", "more"),
+        ("config.fish", "set -x A 1\n", "set -x K 2"),
+        ("p.ps1", "$a = 1\n", "$k = 2"),
+    ];
+    for (name, lf, content) in files {
+        for crlf_file in [false, true] {
+            let original = if crlf_file {
+                lf.replace('\n', "\r\n")
+            } else {
+                lf.to_owned()
+            };
+            for ending in ["lf", "crlf"] {
+                let (dir, f) = util::with_file(name, original.as_bytes());
+                let set = [
+                    "set",
+                    name,
+                    "--owner",
+                    "Z",
+                    "--name",
+                    "n",
+                    "--content",
+                    content,
+                    "--line-ending",
+                    ending,
+                ];
+                let what = format!("{name} (CRLF file: {crlf_file}) --line-ending {ending}");
+                let out = util::run(dir.path(), &set);
+                assert_eq!(util::code(&out), 0, "{what}: {}", util::stderr(&out));
+                let text = String::from_utf8(read(&f)).expect("UTF-8");
+                let end_line = text
+                    .lines()
+                    .find(|l| l.contains("END Z MANAGED n"))
+                    .map(|l| l.trim_end_matches('\r'))
+                    .expect("END line");
+                let eol = if ending == "crlf" { "\r\n" } else { "\n" };
+                assert!(
+                    text.contains(&format!("{end_line}{eol}"))
+                        && (ending == "crlf" || !text.contains(&format!("{end_line}\r\n"))),
+                    "{what}: {text:?}"
+                );
+                util::backdate(&f);
+                let stamp = util::mtime(&f);
+                let again = util::run(dir.path(), &set);
+                assert_eq!(util::code(&again), 0, "{what}");
+                assert_eq!(
+                    util::mtime(&f),
+                    stamp,
+                    "{what}: a second run writes nothing"
+                );
+                let remove = [
+                    "remove",
+                    name,
+                    "--owner",
+                    "Z",
+                    "--name",
+                    "n",
+                    "--line-ending",
+                    ending,
+                ];
+                let out = util::run(dir.path(), &remove);
+                assert_eq!(util::code(&out), 0, "{what}: {}", util::stderr(&out));
+                assert_eq!(
+                    String::from_utf8(read(&f)).expect("UTF-8"),
+                    original,
+                    "{what}: set then remove gives the original"
+                );
+            }
+        }
+    }
+}
