@@ -913,3 +913,72 @@ fn every_format_round_trips_with_each_line_ending() {
         }
     }
 }
+
+/// Every format in UTF-16LE (with a BOM, CRLF) and Windows-1252: set, set again, remove.
+#[test]
+fn every_format_round_trips_in_other_encodings() {
+    let files: [(&str, &str, &str); 10] = [
+        ("s.jsonc", "{\n  \"a\": \"é\"\n}\n", "\"k\": \"ü\","),
+        ("c.toml", "a = \"é\"\n\n[t]\nb = 2\n", "k = \"ü\""),
+        ("d.yaml", "x: é\nservices:\n  web:\n    image: a\n", "k: ü"),
+        ("g.ini", "[core]\n\tx = é\n", "k = ü"),
+        ("app.env", "A=é\n", "K=ü"),
+        ("p.sh", "export A=é\n", "export K=ü"),
+        ("hosts", "127.0.0.1 localhost # é\n", "10.0.0.1 db # ü"),
+        ("README.md", "# Café\n\ntext\n", "more ü"),
+        ("config.fish", "set -x A é\n", "set -x K ü"),
+        ("p.ps1", "$a = 'é'\n", "$k = 'ü'"),
+    ];
+    for (name, text, content) in files {
+        let crlf = text.replace('\n', "\r\n");
+        let cp1252: Vec<u8> = text
+            .chars()
+            .map(|c| u8::try_from(u32::from(c)).expect("Latin-1 text"))
+            .collect();
+        for (encoding, original) in [("utf-16le", utf16le(&crlf)), ("windows-1252", cp1252)] {
+            let (dir, f) = util::with_file(name, &original);
+            let what = format!("{name} in {encoding}");
+            let set = [
+                "set",
+                name,
+                "--owner",
+                "Z",
+                "--name",
+                "n",
+                "--content",
+                content,
+                "--encoding",
+                encoding,
+            ];
+            let out = util::run(dir.path(), &set);
+            assert_eq!(util::code(&out), 0, "{what}: {}", util::stderr(&out));
+            assert_ne!(read(&f), original, "{what}: the region is written");
+            util::backdate(&f);
+            let stamp = util::mtime(&f);
+            let again = util::run(dir.path(), &set);
+            assert_eq!(util::code(&again), 0, "{what}");
+            assert_eq!(
+                util::mtime(&f),
+                stamp,
+                "{what}: a second run writes nothing"
+            );
+            let remove = [
+                "remove",
+                name,
+                "--owner",
+                "Z",
+                "--name",
+                "n",
+                "--encoding",
+                encoding,
+            ];
+            let out = util::run(dir.path(), &remove);
+            assert_eq!(util::code(&out), 0, "{what}: {}", util::stderr(&out));
+            assert_eq!(
+                read(&f),
+                original,
+                "{what}: set then remove gives the original"
+            );
+        }
+    }
+}
