@@ -982,3 +982,39 @@ fn every_format_round_trips_in_other_encodings() {
         }
     }
 }
+
+#[test]
+fn manifest_encoding_and_line_ending_keys() {
+    let profile = utf16le("$a = 1\r\n");
+    let (dir, f) = util::with_file("profile.ps1", &profile);
+    std::fs::write(dir.path().join("hosts"), "127.0.0.1 localhost\n").expect("hosts");
+    std::fs::write(
+        dir.path().join("m.toml"),
+        "owner = \"ZYLOS\"\n\
+         [[block]]\npath = \"profile.ps1\"\nname = \"p\"\ncontent = \"$b = 2\"\nencoding = \"utf-16le\"\n\
+         [[block]]\npath = \"hosts\"\nname = \"h\"\ncontent = \"10.0.0.1 db\"\nline_ending = \"crlf\"\n",
+    )
+    .expect("manifest");
+    let out = util::run(dir.path(), &["apply", "m.toml"]);
+    assert_eq!(util::code(&out), 0, "{}", util::stderr(&out));
+    let text = from_utf16le(&read(&f));
+    assert!(
+        text.ends_with("\r\n$b = 2\r\n# END ZYLOS MANAGED p\r\n"),
+        "{text:?}"
+    );
+    let hosts = read(&dir.path().join("hosts"));
+    assert!(hosts.ends_with(b"\r\n10.0.0.1 db\r\n# END ZYLOS MANAGED h\r\n"));
+    assert!(hosts.starts_with(b"127.0.0.1 localhost\n#"));
+    std::fs::write(
+        dir.path().join("m.toml"),
+        "[[block]]\npath = \"hosts\"\nname = \"h\"\ncontent = \"x\"\nencoding = \"ebcdic\"\n",
+    )
+    .expect("manifest");
+    let out = util::run(dir.path(), &["apply", "m.toml"]);
+    assert_eq!(util::code(&out), 2);
+    assert!(
+        util::stderr(&out).contains("encoding"),
+        "{}",
+        util::stderr(&out)
+    );
+}
