@@ -154,9 +154,9 @@ pub(crate) struct Decoded<'a> {
 pub enum CodecError {
     /// A UTF-16 file read as UTF-8.
     #[error(
-        "is UTF-16 (it starts with a UTF-16 byte order mark); refusing to edit it as UTF-8: \
-         name its encoding (--encoding {0}) or convert it to UTF-8 first (e.g. `iconv -f \
-         UTF-16 -t UTF-8`)"
+        "is UTF-16 (it starts with a UTF-16 byte order mark); refusing to edit it: convert it \
+         to UTF-8 first (e.g. `iconv -f UTF-16 -t UTF-8`), or name its encoding (--encoding \
+         {0})"
     )]
     Utf16(Encoding),
     /// NUL bytes in a file read as UTF-8, Latin-1 or Windows-1252.
