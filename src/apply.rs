@@ -874,9 +874,27 @@ const MAX_THREADS: usize = 64;
 /// synced together, one directory sync and one state record write per directory).
 pub fn run(manifest: &Path, opts: &EditOptions, reporter: &dyn Reporter) -> Vec<FileOutcome> {
     let failed = |path: &Path, e: Error| engine::report_failure(path, opts.format, e, reporter);
-    let text = match fs_err::read_to_string(manifest) {
-        Ok(t) => t,
-        Err(e) => return vec![failed(manifest, Error::Io(e.into()))],
+    // Through the one read every file takes (regular files only, the size limit).
+    let text = match io::read(manifest) {
+        Ok(Some(bytes)) => match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(_) => {
+                return vec![failed(
+                    manifest,
+                    Error::Usage(format!(
+                        "{}: the manifest is not valid UTF-8, which TOML must be; nothing was done",
+                        manifest.display()
+                    )),
+                )];
+            }
+        },
+        Ok(None) => {
+            return vec![failed(
+                manifest,
+                Error::Usage(format!("{}: no such file", manifest.display())),
+            )];
+        }
+        Err(e) => return vec![failed(manifest, Error::Io(e))],
     };
     let m = match Manifest::parse(manifest, &text) {
         Ok(m) => m,

@@ -2,7 +2,7 @@
 //! file. Everything printed and every exit code come from here; the library only reports.
 
 use std::ffi::OsString;
-use std::io::{IsTerminal as _, Read as _, Write as _};
+use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -317,7 +317,7 @@ struct SeedArgs {
 struct PlaceArgs {
     /// Where a new region goes: end, start, after:REGEX, before:REGEX, table:NAME (TOML),
     /// section:NAME (INI), /json/pointer (JSONC, YAML). Default: the end (JSONC: the start
-    /// of the root object).
+    /// of the root object). A REGEX with a line break, `\n` or `(?m)` is matched across lines.
     #[arg(long, value_name = "POS")]
     at: Option<String>,
     /// Write no `hash=` on new BEGIN lines.
@@ -753,6 +753,12 @@ fn error_text(path: &Path, e: &Error, command: Command) -> String {
                 Error::Plan(PlanError::Refused(reason)) => {
                     format!("{reason}; pass --force to edit it anyway")
                 }
+                // A file of CR lines alone (no LF at all) can be edited as such.
+                Error::Plan(PlanError::InvalidInput(reason))
+                    if reason.contains("CR alone") && !reason.contains("perl") =>
+                {
+                    format!("{reason}, or keep its CR lines with --line-ending cr; fix it first")
+                }
                 _ => e.to_string(),
             };
             let hint = if matches!(e, Error::Plan(PlanError::Blocked(_))) {
@@ -1148,9 +1154,8 @@ where
             let check = command == Command::Check;
             for t in targets {
                 let o = if is_stdin(t) {
-                    let mut src = Vec::new();
-                    match std::io::stdin().read_to_end(&mut src) {
-                        Ok(_) => demarcate::inspect(&src, &opts, check),
+                    match demarcate::read_capped(std::io::stdin(), t) {
+                        Ok(src) => demarcate::inspect(&src, &opts, check),
                         Err(e) => usage(t, &opts, format!("cannot read standard input: {e}")),
                     }
                 } else if check {
@@ -1300,16 +1305,18 @@ fn one(
     if !is_stdin(target) {
         return demarcate::edit(target, opts, work, out);
     }
-    let mut src = Vec::new();
-    if let Err(e) = std::io::stdin().read_to_end(&mut src) {
-        let msg = format!("cannot read standard input: {e}");
-        out.error(&msg);
-        return FileOutcome {
-            path: target.to_path_buf(),
-            error: Some(Error::Usage(msg)),
-            ..FileOutcome::default()
-        };
-    }
+    let src = match demarcate::read_capped(std::io::stdin(), target) {
+        Ok(s) => s,
+        Err(e) => {
+            let msg = format!("cannot read standard input: {e}");
+            out.error(&msg);
+            return FileOutcome {
+                path: target.to_path_buf(),
+                error: Some(Error::Usage(msg)),
+                ..FileOutcome::default()
+            };
+        }
+    };
     let (o, new) = demarcate::filter(&src, opts, work, out);
     // A filter always hands on the file: the new bytes, or the old ones when the edit
     // failed (so a pipeline never loses the file) — but nothing when the input itself is
@@ -1455,14 +1462,22 @@ fn config(parts: &Parts<'_>) -> Result<EditOptions, String> {
 fn body_from(content: Option<&str>, file: Option<&Path>) -> Result<Vec<u8>, String> {
     let bytes = match (content, file) {
         (Some(c), _) => c.as_bytes().to_vec(),
-        (None, Some(p)) if p.as_os_str() == "-" => {
-            let mut buf = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut buf)
-                .map_err(|e| format!("cannot read the content from standard input: {e}"))?;
-            buf
+        (None, Some(p)) if p.as_os_str() == "-" => demarcate::read_capped(std::io::stdin(), p)
+            .map_err(|e| format!("cannot read the content from standard input: {e}"))?,
+        (None, Some(p)) => {
+            let f = fs_err::File::open(p).map_err(|e| e.to_string())?;
+            // Refused from its size before it is read, like every file demarcate reads.
+            let size = f.metadata().map_err(|e| e.to_string())?.len();
+            if size > demarcate::MAX_FILE {
+                return Err(demarcate::IoError::TooLarge {
+                    path: p.to_path_buf(),
+                    size,
+                    limit: demarcate::MAX_FILE,
+                }
+                .to_string());
+            }
+            demarcate::read_capped(f, p).map_err(|e| e.to_string())?
         }
-        (None, Some(p)) => fs_err::read(p).map_err(|e| e.to_string())?,
         (None, None) => {
             return Err(
                 "set needs the region's body: --content TEXT or --content-file FILE|-".to_owned(),

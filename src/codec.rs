@@ -154,9 +154,9 @@ pub(crate) struct Decoded<'a> {
 pub enum CodecError {
     /// A UTF-16 file read as UTF-8.
     #[error(
-        "is UTF-16 (it starts with a UTF-16 byte order mark); refusing to edit it as UTF-8: \
-         name its encoding (--encoding {0}) or convert it to UTF-8 first (e.g. `iconv -f \
-         UTF-16 -t UTF-8`)"
+        "is UTF-16 (it starts with a UTF-16 byte order mark); refusing to edit it: convert it \
+         to UTF-8 first (e.g. `iconv -f UTF-16 -t UTF-8`), or name its encoding (--encoding \
+         {0})"
     )]
     Utf16(Encoding),
     /// NUL bytes in a file read as UTF-8, Latin-1 or Windows-1252.
@@ -219,8 +219,10 @@ pub enum CodecError {
     },
 }
 
-fn line_at(text: &[u8], offset: usize) -> usize {
-    memchr::memchr_iter(b'\n', &text[..offset.min(text.len())]).count() + 1
+/// The 1-based line of `offset` in `text`, whose lines end in `eol` (`\n`, or `\r` in a file
+/// of CR lines).
+fn line_at(text: &[u8], offset: usize, eol: u8) -> usize {
+    memchr::memchr_iter(eol, &text[..offset.min(text.len())]).count() + 1
 }
 
 impl Codec {
@@ -234,6 +236,15 @@ impl Codec {
         }
     }
 
+    /// The byte that ends a line in the file: LF (a CRLF's LF), or CR in a file of CR lines.
+    fn eol_byte(&self) -> u8 {
+        if self.line_ending == Some(LineEnding::Cr) {
+            b'\r'
+        } else {
+            b'\n'
+        }
+    }
+
     /// The text of a file's bytes (`raw`, empty for a missing file).
     ///
     /// # Errors
@@ -241,6 +252,7 @@ impl Codec {
     /// bytes, CR line endings asked of a file with LF line breaks.
     pub(crate) fn decode<'a>(&self, raw: &'a [u8]) -> Result<Decoded<'a>, CodecError> {
         let enc = self.encoding;
+        let eol = self.eol_byte();
         let found = if raw.starts_with(UTF16LE_BOM) {
             Some(Encoding::Utf16Le)
         } else if raw.starts_with(UTF16BE_BOM) {
@@ -266,9 +278,15 @@ impl Codec {
                 Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
                 Cow::Owned(s) => Cow::Owned(s.into_bytes()),
             },
-            Encoding::Windows1252 => Cow::Owned(decode_with(encoding_rs::WINDOWS_1252, raw, enc)?),
-            Encoding::Utf16Le => Cow::Owned(decode_with(encoding_rs::UTF_16LE, skip_bom, enc)?),
-            Encoding::Utf16Be => Cow::Owned(decode_with(encoding_rs::UTF_16BE, skip_bom, enc)?),
+            Encoding::Windows1252 => {
+                Cow::Owned(decode_with(encoding_rs::WINDOWS_1252, raw, enc, eol)?)
+            }
+            Encoding::Utf16Le => {
+                Cow::Owned(decode_with(encoding_rs::UTF_16LE, skip_bom, enc, eol)?)
+            }
+            Encoding::Utf16Be => {
+                Cow::Owned(decode_with(encoding_rs::UTF_16BE, skip_bom, enc, eol)?)
+            }
         };
         if memchr::memchr(0, &text).is_some() {
             return Err(CodecError::Binary);
@@ -301,7 +319,7 @@ impl Codec {
         let text: Cow<'t, [u8]> = if self.line_ending == Some(LineEnding::Cr) {
             if let Some(i) = memchr::memchr(b'\r', text) {
                 return Err(CodecError::CrInLine {
-                    line: line_at(text, i),
+                    line: line_at(text, i, b'\n'),
                 });
             }
             Cow::Owned(
@@ -316,9 +334,8 @@ impl Codec {
         if enc == Encoding::Utf8 {
             return Ok(text);
         }
-        // Lines are counted in the text before CRs took the place of its line breaks.
-        let line =
-            |at: usize| memchr::memchr2_iter(b'\n', b'\r', &text[..at.min(text.len())]).count() + 1;
+        let eol = self.eol_byte();
+        let line = |at: usize| line_at(&text, at, eol);
         let s = std::str::from_utf8(&text).map_err(|e| CodecError::NotUtf8 {
             encoding: enc,
             line: line(e.valid_up_to()),
@@ -385,6 +402,7 @@ fn decode_with(
     e: &'static encoding_rs::Encoding,
     raw: &[u8],
     enc: Encoding,
+    eol: u8,
 ) -> Result<Vec<u8>, CodecError> {
     let mut decoder = e.new_decoder_without_bom_handling();
     let mut out = String::new();
@@ -403,7 +421,7 @@ fn decode_with(
             encoding_rs::DecoderResult::Malformed(..) => {
                 return Err(CodecError::Malformed {
                     encoding: enc,
-                    line: line_at(out.as_bytes(), out.len()),
+                    line: line_at(out.as_bytes(), out.len(), eol),
                 });
             }
         }
@@ -424,6 +442,38 @@ mod tests {
     fn round_trip(c: Codec, raw: &[u8]) -> Vec<u8> {
         let d = c.decode(raw).expect("decodes");
         c.encode(&d.text, &d).expect("encodes").into_owned()
+    }
+
+    proptest::proptest! {
+        /// Latin-1 and Windows-1252 have a character for every byte but NUL: any bytes
+        /// decode and encode back to themselves.
+        #[test]
+        fn single_byte_encodings_give_back_any_bytes(
+            bytes in proptest::collection::vec(1u8..=255, 0..300)
+        ) {
+            for e in [Encoding::Latin1, Encoding::Windows1252] {
+                proptest::prop_assert_eq!(round_trip(codec(e), &bytes), bytes.clone());
+            }
+        }
+
+        /// Any text without NUL, in either byte order, with or without a BOM.
+        #[test]
+        fn utf16_gives_back_any_text(text in "[^\u{0}]{0,80}", bom in proptest::bool::ANY) {
+            // A text that starts with U+FEFF starts with a BOM, by definition.
+            proptest::prop_assume!(!text.starts_with('\u{feff}'));
+            for (e, le) in [(Encoding::Utf16Le, true), (Encoding::Utf16Be, false)] {
+                let mut raw = if bom { e.bom().to_vec() } else { Vec::new() };
+                for unit in text.encode_utf16() {
+                    raw.extend(if le { unit.to_le_bytes() } else { unit.to_be_bytes() });
+                }
+                let d = codec(e).decode(&raw).expect("decodes");
+                proptest::prop_assert_eq!(&*d.text, text.as_bytes());
+                // An empty file without a BOM is new: it gets one.
+                if !raw.is_empty() {
+                    proptest::prop_assert_eq!(round_trip(codec(e), &raw), raw);
+                }
+            }
+        }
     }
 
     #[test]
@@ -468,6 +518,17 @@ mod tests {
             }
         );
         let w = codec(Encoding::Windows1252);
+        // CRLF lines count once; CR lines count in a file of CR lines.
+        let e = w
+            .encode("x\r\ny\r\n→\r\n".as_bytes(), &d)
+            .expect_err("refused");
+        assert!(matches!(e, CodecError::Unmappable { line: 3, .. }), "{e:?}");
+        let cr = Codec {
+            encoding: Encoding::Latin1,
+            line_ending: Some(LineEnding::Cr),
+        };
+        let e = cr.encode("x\ny\n€\n".as_bytes(), &d).expect_err("refused");
+        assert!(matches!(e, CodecError::Unmappable { line: 3, .. }), "{e:?}");
         let e = w.encode("x\ny\n→\n".as_bytes(), &d).expect_err("refused");
         assert!(matches!(
             e,

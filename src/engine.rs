@@ -870,6 +870,17 @@ pub fn uninstall(owner: &str, opts: &EditOptions, reporter: &dyn Reporter) -> Ve
             if let Some(f) = known.format.as_deref().and_then(Format::from_name) {
                 file_opts.format = Some(f);
             }
+            // Decoded as it was last edited.
+            if let Some(e) = known
+                .encoding
+                .as_deref()
+                .and_then(crate::codec::Encoding::from_name)
+            {
+                file_opts.codec.encoding = e;
+            }
+            if known.line_ending.as_deref() == Some("cr") {
+                file_opts.codec.line_ending = Some(crate::codec::LineEnding::Cr);
+            }
             if let Some(c) = style
                 .comment
                 .as_deref()
@@ -1481,10 +1492,16 @@ struct Written {
     keep_bodies: bool,
     /// The file's bytes were written (not only found as asked).
     bytes_written: bool,
+    codec: Codec,
 }
 
 impl Written {
-    fn record(self, dir: &mut DirState, canonical: &Path, known: FileState) {
+    fn record(self, dir: &mut DirState, canonical: &Path, mut known: FileState) {
+        // How the file was decoded, for an uninstall (which names no encoding).
+        known.encoding = (self.codec.encoding != crate::codec::Encoding::Utf8)
+            .then(|| self.codec.encoding.name().to_owned());
+        known.line_ending =
+            (self.codec.line_ending == Some(crate::codec::LineEnding::Cr)).then(|| "cr".to_owned());
         self.record
             .save(dir, canonical, known, self.f, self.keep_bodies);
     }
@@ -1543,6 +1560,9 @@ impl FileCx<'_> {
         if f.syntax().requires_utf8() && std::str::from_utf8(src).is_err() {
             return Step::Finished(self.fail(Some(f), Error::NotUtf8(f)));
         }
+        if let Err(e) = entries_take(f, opts) {
+            return Step::Finished(self.fail(Some(f), e));
+        }
         let planned = if f == Format::Json {
             plan_entries(path, src, &work, opts, known, reporter)
         } else {
@@ -1564,8 +1584,10 @@ impl FileCx<'_> {
         // After a lost update the file does not hold `src` yet: write even an unchanged plan.
         out.changed |= read.pending();
         // Written in the file's encoding: a character it cannot hold fails even a dry run.
-        let new = match opts.codec.encode(&new, &decoded) {
-            Ok(n) => n.into_owned(),
+        let new = match opts.codec.encode(&new, &decoded).map(owned) {
+            Ok(Some(encoded)) => encoded,
+            // UTF-8: the planned bytes are written as they are, without a copy.
+            Ok(None) => new,
             Err(e) => return Step::Finished(self.fail(Some(f), e.into())),
         };
         // A file its owner may not write was made read-only to protect it: an edit is
@@ -1589,6 +1611,7 @@ impl FileCx<'_> {
                 record,
                 keep_bodies,
                 bytes_written: false,
+                codec: opts.codec,
             };
             return Step::Decided(out, written);
         }
@@ -1635,6 +1658,7 @@ impl FileCx<'_> {
                 record,
                 keep_bodies,
                 bytes_written: true,
+                codec: opts.codec,
             },
         }))
     }
@@ -2201,8 +2225,9 @@ pub fn filter(
         let new = opts
             .codec
             .encode(&planned.new, &decoded)
+            .map(owned)
             .map_err(|e| Box::new(FileOutcome::failed(path, Some(f), e.into())))?;
-        Ok((out, new.into_owned()))
+        Ok((out, new.unwrap_or(planned.new)))
     })();
     let (out, new) = match result {
         Ok((out, new)) => (out, new),
@@ -2213,6 +2238,37 @@ pub fn filter(
     }
     reporter.finished(&out);
     (out, new)
+}
+
+/// Refuses, for strict JSON entries, the options that only act on regions: an entry would
+/// be inserted in spite of an update-only edit, or written in the file's own line ending.
+fn entries_take(f: Format, opts: &EditOptions) -> Result<(), Error> {
+    if f != Format::Json {
+        return Ok(());
+    }
+    if opts.plan.no_insert || opts.plan.require {
+        return Err(Error::Usage(
+            "an update-only edit is for regions; strict JSON entries are always made equal \
+             to the template"
+                .to_owned(),
+        ));
+    }
+    if opts.codec.line_ending.is_some() {
+        return Err(Error::Usage(
+            "a line ending to write is for regions; strict JSON entries are written in the \
+             file's own line ending"
+                .to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// The bytes an encoding made, or `None` when they are the text as it was (UTF-8).
+fn owned(c: std::borrow::Cow<'_, [u8]>) -> Option<Vec<u8>> {
+    match c {
+        std::borrow::Cow::Owned(v) => Some(v),
+        std::borrow::Cow::Borrowed(_) => None,
+    }
 }
 
 /// What the state store learns from a written edit.

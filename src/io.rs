@@ -62,7 +62,7 @@ pub enum IoError {
     Utf16(PathBuf),
     /// The file is larger than [`MAX_FILE`].
     #[error(
-        "{path}: is {size} bytes, over the limit of 256 MiB ({limit} bytes) for a file demarcate reads; refusing it before reading it; nothing was written"
+        "{path}: is {size} bytes or more, over the limit of 256 MiB ({limit} bytes) for a file demarcate reads; refused before it was read whole; nothing was written"
     )]
     TooLarge {
         /// The file.
@@ -478,6 +478,27 @@ fn refuse_special(path: &Path, meta: &std::fs::Metadata) -> Result<(), IoError> 
 /// The largest file demarcate reads (SPEC, "Limits"): a target, template or manifest over
 /// it is refused before it is read.
 pub const MAX_FILE: u64 = 256 << 20;
+
+/// Reads a stream that has no size to check first (standard input, a content file) up to
+/// [`MAX_FILE`]: one more byte and it is refused, naming `what` (a path, or `-`).
+///
+/// # Errors
+/// Any I/O error; [`IoError::TooLarge`] past the limit.
+pub fn read_capped(input: impl Read, what: &Path) -> Result<Vec<u8>, IoError> {
+    let mut bytes = Vec::new();
+    input
+        .take(MAX_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| at(what, e))?;
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(IoError::TooLarge {
+            path: what.to_path_buf(),
+            size: bytes.len() as u64,
+            limit: MAX_FILE,
+        });
+    }
+    Ok(bytes)
+}
 
 /// Refuses a file over [`MAX_FILE`] from its metadata, before anything reads it.
 fn refuse_large(path: &Path, meta: &std::fs::Metadata) -> Result<(), IoError> {

@@ -86,7 +86,7 @@ pub use engine::{
 pub use format::text::CommentStyle;
 pub use format::{DetectError, Format, Syntax, detect};
 pub use hash::{normalize_lines, of_normalized as body_hash};
-pub use io::{IoError, MAX_FILE, validate_words};
+pub use io::{IoError, MAX_FILE, read_capped, validate_words};
 pub use lex::{
     Comment, Keep, Key, KeyPolicy, Keys, KeysIter, Lexed, Lexer, Lines, Scan, Span, Unclosed,
 };

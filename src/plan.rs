@@ -86,7 +86,7 @@ pub struct Options {
     /// Update regions only where they are: a missing one is not inserted (a warning, and
     /// the action [`Action::NotInserted`]).
     pub no_insert: bool,
-    /// With [`Options::no_insert`]: a missing region is an error ([`PlanError::Missing`]).
+    /// A missing region is an error ([`PlanError::Missing`]); implies [`Options::no_insert`].
     pub require: bool,
 }
 
@@ -1304,14 +1304,17 @@ impl<'d, 'a> Planner<'d, 'a> {
     /// `insertafter` with a multi-line pattern.
     fn find_across(&self, re: &Regex, must_start_clean: bool) -> Option<Span> {
         let src = self.doc.src;
-        re.find_iter(src)
-            .map(|m| Span::new(m.start(), m.end()))
+        // The text starts after a BOM, as the first line does for a one-line pattern.
+        let bom = bom_len(src);
+        re.find_iter(&src[bom..])
+            .map(|m| Span::new(bom + m.start(), bom + m.end()))
             .find(|m| {
                 let last = m.end.max(m.start + 1).min(src.len()) - 1;
-                let touches = self.doc.regions.iter().any(|r| {
-                    let span = r.span();
-                    span.start <= last && m.start < span.end
-                });
+                // Regions are in file order and do not overlap: the first that ends after
+                // the match starts is the only one it can touch first.
+                let regions = &self.doc.regions;
+                let i = regions.partition_point(|r| r.span().end <= m.start);
+                let touches = regions.get(i).is_some_and(|r| r.span().start <= last);
                 let start = line_start(src, m.start);
                 !touches && (!must_start_clean || !self.doc.lexed.is_inner(start))
             })
@@ -1532,14 +1535,31 @@ impl<'d, 'a> Planner<'d, 'a> {
             }
             None => text.extend_from_slice(&old_line[indent_len..content_end]),
         }
-        text.extend_from_slice(&old_line[content_end..]);
-        if content_end == old_line.len() {
+        // A line ending asked for explicitly goes on the marker lines too; otherwise they
+        // keep theirs.
+        match self.opts.eol {
+            Some(eol) => text.extend_from_slice(eol.as_bytes()),
+            None => text.extend_from_slice(&old_line[content_end..]),
+        }
+        if content_end == old_line.len() && self.opts.eol.is_none() {
             // A BEGIN line without a line ending cannot be followed by a body; add one.
             text.extend_from_slice(self.eol().as_bytes());
         }
         text.extend_from_slice(body);
+        let mut end = r.end.line().start;
+        if let Some(eol) = self.opts.eol {
+            let end_line = r.end.line().of(src);
+            let content = end_line
+                .strip_suffix(b"\n")
+                .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+            if let Some(content) = content {
+                text.extend_from_slice(content);
+                text.extend_from_slice(eol.as_bytes());
+                end = r.end.line().end;
+            }
+        }
         self.splices.push(Splice {
-            span: Span::new(r.begin.line().start, r.end.line().start),
+            span: Span::new(r.begin.line().start, end),
             text,
         });
     }

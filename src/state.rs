@@ -125,6 +125,13 @@ pub(crate) struct FileState {
     /// The format the file was last edited as (so that `uninstall` reads it the same way).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
+    /// Its encoding when it is not UTF-8 (`utf-16le`, …), and `cr` when its lines end in CR
+    /// alone, as last edited (so that `uninstall` decodes it the same way).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
+    /// See [`FileState::encoding`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_ending: Option<String>,
     /// Owned entries of a strict JSON file, per owner.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub entries: BTreeMap<String, OwnerEntries>,

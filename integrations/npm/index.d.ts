@@ -116,6 +116,10 @@ export interface ReadOptions extends RunOptions {
   marker?: string;
   markerBegin?: string;
   markerEnd?: string;
+  /** The file's encoding: utf-8 (default), utf-16le, utf-16be, latin-1, windows-1252. */
+  encoding?: "utf-8" | "utf-16le" | "utf-16be" | "latin-1" | "iso-8859-1" | "windows-1252";
+  /** The line ending of the lines written; default: the file's own. */
+  lineEnding?: "lf" | "crlf" | "cr";
 }
 
 /** Ansible's prepend_newline/append_newline (set, sync, remove). */
@@ -155,6 +159,10 @@ export interface InsertOptions {
   at?: string;
   noHash?: boolean;
   noCreate?: boolean;
+  /** Update regions only where they are: a missing one is not inserted (a warning). */
+  noInsert?: boolean;
+  /** As noInsert, but a missing region is an error (exit code 2). */
+  require?: boolean;
   /** Lines an older installer wrote without markers (`re:REGEX` for a pattern): the new region takes their place. */
   adopt?: string | string[];
 }

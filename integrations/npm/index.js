@@ -23,10 +23,10 @@ class DemarcateError extends Error {
 
 // Each command takes only the flags that mean something for it (docs/cli.md, "Flags"); the
 // options are grouped the same way, from the options object's camelCase names.
-const READ = ["format", "comment", "marker", "markerBegin", "markerEnd"];
+const READ = ["format", "comment", "marker", "markerBegin", "markerEnd", "encoding", "lineEnding"];
 const BLANK = ["blankBefore", "blankAfter"];
 const WRITE = ["dryRun", "check", "backup", "validate", "force"];
-const INSERT = ["at", "noHash", "noCreate", "adopt"];
+const INSERT = ["at", "noHash", "noCreate", "noInsert", "require", "adopt"];
 const RUN = ["binary", "env", "cwd"];
 const ALLOWED = {
   sync: [...READ, ...BLANK, ...INSERT, ...WRITE, "onDrift", "template", "owner", "allowEmpty", "templateFormat", "respectRemovals", "keys", "seeds", "pruneAdopted", "entries"],
@@ -64,6 +64,8 @@ function flagArgs(o) {
   if (o.marker !== undefined) a.push("--marker", o.marker);
   if (o.markerBegin !== undefined) a.push("--marker-begin", o.markerBegin);
   if (o.markerEnd !== undefined) a.push("--marker-end", o.markerEnd);
+  if (o.encoding) a.push("--encoding", o.encoding);
+  if (o.lineEnding) a.push("--line-ending", o.lineEnding);
   if (o.blankBefore) a.push("--blank-before");
   if (o.blankAfter) a.push("--blank-after");
   for (const k of many(o.keys)) a.push("--key", k);
@@ -73,6 +75,8 @@ function flagArgs(o) {
   if (o.at) a.push("--at", o.at);
   if (o.noHash) a.push("--no-hash");
   if (o.noCreate) a.push("--no-create");
+  if (o.noInsert) a.push("--no-insert");
+  if (o.require) a.push("--require");
   if (o.force) a.push("--force");
   for (const t of many(o.adopt)) a.push(`--adopt=${t}`);
   if (o.onDrift) a.push("--on-drift", o.onDrift);

@@ -17,6 +17,7 @@ mod formats;
 mod fuzz_corpus;
 mod jsonc;
 mod matrix;
+mod peers;
 mod placement_props;
 mod props;
 mod regression;

@@ -252,3 +252,24 @@ test("the cli.js shim runs the binary with the same arguments and exit code", ()
   assert.equal(r.status, 1, r.stderr);
   assert.equal(read(rc), "echo hi\n");
 });
+
+test("the peers' options: noInsert, require, encoding, lineEnding", async () => {
+  const dir = tmpdir();
+  const rc = write(path.join(dir, ".bashrc"), "export A=1\n");
+  const skipped = await demarcate.set(rc, { owner: "ZYLOS", name: "hooks", content: "export B=2", noInsert: true });
+  assert.equal(skipped.files[0].regions[0].action, "not-inserted");
+  assert.equal(read(rc), "export A=1\n");
+  await assert.rejects(
+    demarcate.set(rc, { owner: "ZYLOS", name: "hooks", content: "export B=2", require: true }),
+    (e) => e.exitCode === 2 && /hooks/.test(e.message),
+  );
+  const profile = path.join(dir, "profile.ps1");
+  fs.writeFileSync(profile, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("$a = 1\r\n", "utf16le")]));
+  await demarcate.set(profile, { owner: "ZYLOS", name: "p", content: "$b = 2", encoding: "utf-16le" });
+  const text = fs.readFileSync(profile).subarray(2).toString("utf16le");
+  assert.ok(text.startsWith("$a = 1\r\n# BEGIN ZYLOS MANAGED p"), text);
+  assert.ok(text.endsWith("# END ZYLOS MANAGED p\r\n"), text);
+  const conf = path.join(dir, "app.conf");
+  await demarcate.set(conf, { owner: "ZYLOS", name: "c", content: "x=1", format: "text", lineEnding: "crlf" });
+  assert.ok(read(conf).endsWith("x=1\r\n# END ZYLOS MANAGED c\r\n"));
+});

@@ -224,3 +224,24 @@ def test_example_installs_then_finds_it_there(tmp_path):
     )
     assert run() == "already there\n"
     assert (home / ".bashrc").read_bytes() == data
+
+
+def test_peers_options_no_insert_require_encoding_line_ending(tmp_path):
+    rc = tmp_path / ".bashrc"
+    rc.write_bytes(b"export A=1\n")
+    skipped = demarcate.set(rc, owner="ZYLOS", name="hooks", content="export B=2", no_insert=True)
+    assert skipped["files"][0]["regions"][0]["action"] == "not-inserted"
+    assert rc.read_bytes() == b"export A=1\n"
+    with pytest.raises(demarcate.DemarcateError) as e:
+        demarcate.set(rc, owner="ZYLOS", name="hooks", content="export B=2", require=True)
+    assert e.value.exit_code == 2 and "hooks" in str(e.value)
+    profile = tmp_path / "profile.ps1"
+    profile.write_bytes(b"\xff\xfe" + "$a = 1\r\n".encode("utf-16le"))
+    demarcate.set(profile, owner="ZYLOS", name="p", content="$b = 2", encoding="utf-16le")
+    text = profile.read_bytes()[2:].decode("utf-16le")
+    assert text.startswith("$a = 1\r\n# BEGIN ZYLOS MANAGED p") and text.endswith("# END ZYLOS MANAGED p\r\n")
+    listed = demarcate.list(profile, encoding="utf-16le")
+    assert listed["files"][0]["regions"][0]["state"] == "pristine"
+    crlf = tmp_path / "app.conf"
+    demarcate.set(crlf, owner="ZYLOS", name="c", content="x=1", format="text", line_ending="crlf")
+    assert crlf.read_bytes().endswith(b"x=1\r\n# END ZYLOS MANAGED c\r\n")

@@ -106,6 +106,24 @@ options:
     description: Edit what is refused without it - a read-only file (its mode is kept), a signed PowerShell script, a duplicate key in a JSONC object, an entry another owner holds (transferred).
     type: bool
     default: false
+  insert:
+    description:
+      - C(false) - update the region only where it is; a missing one is not inserted (a warning).
+    type: bool
+    default: true
+  require:
+    description: A missing region is an error (implies O(insert=false)).
+    type: bool
+    default: false
+  encoding:
+    description:
+      - The file's encoding, as blockinfile's C(encoding) - C(utf-8), C(utf-16le), C(utf-16be),
+        C(latin-1), C(windows-1252). Written back in it, with the byte order mark it had.
+    type: str
+  line_separator:
+    description: The line ending of the lines written (C(lf), C(crlf), C(cr)), as blockinfile's. Default - the file's own.
+    type: str
+    choices: [lf, crlf, cr]
   adopt:
     description:
       - Lines an older installer wrote without markers (their text, or C(re:REGEX)); the region inserted
@@ -237,15 +255,19 @@ def error_message(report, stderr, rc):
 # does not take it fails the task before anything runs, rather than being dropped unnoticed.
 TAKES = {
     "sync": {"format", "at", "on_drift", "create", "backup", "validate", "hash", "respect_removals",
-             "keys", "seeds", "prune_adopted", "force", "adopt"},
-    "set": {"format", "at", "on_drift", "create", "backup", "validate", "hash", "force", "adopt"},
-    "remove": {"format", "on_drift", "backup", "validate", "keys", "force"},
+             "keys", "seeds", "prune_adopted", "force", "adopt", "insert", "require", "encoding",
+             "line_separator"},
+    "set": {"format", "at", "on_drift", "create", "backup", "validate", "hash", "force", "adopt",
+            "insert", "require", "encoding", "line_separator"},
+    "remove": {"format", "on_drift", "backup", "validate", "keys", "force", "encoding",
+               "line_separator"},
     "apply": {"on_drift", "backup", "validate", "hash", "respect_removals", "force"},
     "uninstall": {"backup", "validate", "force"},
 }
 # The values that mean "not given" (create and hash default to true).
 UNSET = {"create": True, "hash": True, "respect_removals": False, "prune_adopted": False,
-         "force": False, "backup": False, "keys": [], "seeds": [], "adopt": []}
+         "force": False, "backup": False, "keys": [], "seeds": [], "adopt": [], "insert": True,
+         "require": False}
 ALL_FLAG_OPTIONS = sorted(set.union(*TAKES.values()))
 
 
@@ -289,6 +311,14 @@ def build_command(p):
         flags.append("--force")
     for t in p["adopt"] or []:
         flags.append("--adopt=" + t)
+    if not p["insert"] and "insert" in TAKES[sub]:
+        flags.append("--no-insert")
+    if p["require"]:
+        flags.append("--require")
+    if p["encoding"]:
+        flags += ["--encoding", p["encoding"]]
+    if p["line_separator"]:
+        flags += ["--line-ending", p["line_separator"]]
     if p["respect_removals"]:
         flags.append("--respect-removals")
     if p["backup"]:
@@ -337,6 +367,10 @@ def main():
             seeds=dict(type="list", elements="str", default=[]),
             prune_adopted=dict(type="bool", default=False),
             force=dict(type="bool", default=False),
+            insert=dict(type="bool", default=True),
+            require=dict(type="bool", default=False),
+            encoding=dict(type="str"),
+            line_separator=dict(type="str", choices=["lf", "crlf", "cr"]),
             adopt=dict(type="list", elements="str", default=[]),
             binary=dict(type="path"),
         ),

@@ -69,6 +69,10 @@ def sync(
     marker: Optional[str] = None,
     marker_begin: Optional[str] = None,
     marker_end: Optional[str] = None,
+    encoding: Optional[str] = None,
+    line_ending: Optional[str] = None,
+    no_insert: bool = False,
+    require: bool = False,
     blank_before: bool = False,
     blank_after: bool = False,
     at: Optional[str] = None,
@@ -98,6 +102,7 @@ def sync(
     co-owned entries the template dropped too. See docs/entries.md.
     """
     a = ["sync", *_flags(
+        encoding=encoding, line_ending=line_ending, no_insert=no_insert, require=require,
         format=format, comment=comment, marker=marker, marker_begin=marker_begin, marker_end=marker_end,
         blank_before=blank_before, blank_after=blank_after, keys=keys, seeds=seeds,
         prune_adopted=prune_adopted, entries=entries, at=at, no_hash=no_hash, no_create=no_create,
@@ -124,6 +129,10 @@ def set(
     marker: Optional[str] = None,
     marker_begin: Optional[str] = None,
     marker_end: Optional[str] = None,
+    encoding: Optional[str] = None,
+    line_ending: Optional[str] = None,
+    no_insert: bool = False,
+    require: bool = False,
     blank_before: bool = False,
     blank_after: bool = False,
     at: Optional[str] = None,
@@ -147,6 +156,7 @@ def set(
     new region takes the place of the first and they all go.
     """
     a = ["set", *_flags(
+        encoding=encoding, line_ending=line_ending, no_insert=no_insert, require=require,
         format=format, comment=comment, marker=marker, marker_begin=marker_begin, marker_end=marker_end,
         blank_before=blank_before, blank_after=blank_after, at=at, no_hash=no_hash, no_create=no_create,
         force=force, adopt=adopt, on_drift=on_drift, dry_run=dry_run, check=check, backup=backup,
@@ -166,6 +176,8 @@ def remove(
     marker: Optional[str] = None,
     marker_begin: Optional[str] = None,
     marker_end: Optional[str] = None,
+    encoding: Optional[str] = None,
+    line_ending: Optional[str] = None,
     blank_before: bool = False,
     blank_after: bool = False,
     on_drift: Optional[OnDrift] = None,
@@ -180,6 +192,7 @@ def remove(
 ) -> Report:
     """Remove one region, markers included; on a strict JSON file without ``name``, every entry ``owner`` wrote."""
     a = ["remove", *_flags(
+        encoding=encoding, line_ending=line_ending,
         format=format, comment=comment, marker=marker, marker_begin=marker_begin, marker_end=marker_end,
         blank_before=blank_before, blank_after=blank_after, keys=keys, on_drift=on_drift,
         dry_run=dry_run, check=check, backup=backup, validate=validate,
@@ -196,13 +209,15 @@ def list(
     marker: Optional[str] = None,
     marker_begin: Optional[str] = None,
     marker_end: Optional[str] = None,
+    encoding: Optional[str] = None,
+    line_ending: Optional[str] = None,
     binary: Optional[str] = None,
     env: Optional[Mapping[str, str]] = None,
     cwd: Optional[StrPath] = None,
     timeout: Optional[float] = None,
 ) -> Report:
     """The regions (strict JSON: entries) of each file and their state."""
-    a = ["list", *_flags(format=format, keys=keys, comment=comment, marker=marker, marker_begin=marker_begin, marker_end=marker_end)]
+    a = ["list", *_flags(encoding=encoding, line_ending=line_ending, format=format, keys=keys, comment=comment, marker=marker, marker_begin=marker_begin, marker_end=marker_end)]
     return _run([*a, "--", *_targets(targets)], binary=binary, env=env, cwd=cwd, timeout=timeout)
 
 
@@ -215,13 +230,15 @@ def check(
     marker: Optional[str] = None,
     marker_begin: Optional[str] = None,
     marker_end: Optional[str] = None,
+    encoding: Optional[str] = None,
+    line_ending: Optional[str] = None,
     binary: Optional[str] = None,
     env: Optional[Mapping[str, str]] = None,
     cwd: Optional[StrPath] = None,
     timeout: Optional[float] = None,
 ) -> Report:
     """Damaged markers, drift and duplicate keys; ``exit_code`` 1 when anything is found."""
-    a = ["check", *_flags(format=format, keys=keys, comment=comment, marker=marker, marker_begin=marker_begin, marker_end=marker_end)]
+    a = ["check", *_flags(encoding=encoding, line_ending=line_ending, format=format, keys=keys, comment=comment, marker=marker, marker_begin=marker_begin, marker_end=marker_end)]
     return _run([*a, "--", *_targets(targets)], binary=binary, env=env, cwd=cwd, timeout=timeout)
 
 

@@ -214,6 +214,8 @@ def _flags(
     marker: Optional[str] = None,
     marker_begin: Optional[str] = None,
     marker_end: Optional[str] = None,
+    encoding: Optional[str] = None,
+    line_ending: Optional[str] = None,
     blank_before: bool = False,
     blank_after: bool = False,
     keys: Union[str, Sequence[str], None] = None,
@@ -223,6 +225,8 @@ def _flags(
     at: Optional[str] = None,
     no_hash: bool = False,
     no_create: bool = False,
+    no_insert: bool = False,
+    require: bool = False,
     force: bool = False,
     adopt: Union[str, Sequence[str], None] = None,
     on_drift: Optional[str] = None,
@@ -244,6 +248,10 @@ def _flags(
         a += ["--marker-begin", marker_begin]
     if marker_end is not None:
         a += ["--marker-end", marker_end]
+    if encoding:
+        a += ["--encoding", encoding]
+    if line_ending:
+        a += ["--line-ending", line_ending]
     if blank_before:
         a.append("--blank-before")
     if blank_after:
@@ -262,6 +270,10 @@ def _flags(
         a.append("--no-hash")
     if no_create:
         a.append("--no-create")
+    if no_insert:
+        a.append("--no-insert")
+    if require:
+        a.append("--require")
     if force:
         a.append("--force")
     for t in _many(adopt):
