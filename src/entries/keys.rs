@@ -137,7 +137,7 @@ pub struct KeyRules {
 }
 
 impl KeyRules {
-    /// No rules: every array is one value.
+    /// No rules: every array is a set of whole values.
     #[must_use]
     pub fn new() -> KeyRules {
         KeyRules::default()

@@ -9,9 +9,10 @@
 //! registry together is the caller's business.
 //!
 //! - **Entries** are the leaf members of the template's objects (`/model`); an object value
-//!   is structure and is recursed into; an array is one value unless a [`KeyRule`] makes
-//!   each element an entry, identified by a field (`/hooks/*=matcher`), the element itself
-//!   (`/permissions/allow=.`), optionally normalized as a command line (`=command:path`).
+//!   is structure and is recursed into; an array is a set of whole values (each element an
+//!   entry keyed by its canonical value, `[.=…]`; one that holds a value twice stays one
+//!   value), and a [`KeyRule`] identifies its elements by a field instead
+//!   (`/hooks/*=matcher`), optionally normalized as a command line (`=command:path`).
 //! - [`sync`] runs the forward pass (insert, update, keep what the user edited) and the
 //!   reverse pass (remove what the template no longer ships and nobody edited).
 //! - [`remove_owner`] uninstalls an owner; [`list`] reports entry states.

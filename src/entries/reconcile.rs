@@ -510,10 +510,20 @@ impl<'a, 'o> Walk<'a, 'o> {
                     None => None,
                 };
                 if let Some(ci) = hit {
-                    if at[ci].is_some() {
-                        dup[ci] = true;
-                    } else {
-                        at[ci] = Some(i);
+                    match at[ci] {
+                        None => at[ci] = Some(i),
+                        Some(first) => {
+                            dup[ci] = true;
+                            // Of two elements with one key, the one that holds what the
+                            // owner wrote is the owner's.
+                            if let Item::Entry(e) = &node.children[ci].item
+                                && let Some(r) = &e.reg
+                                && self.file_value(c.items[first].value.start)?.hash() != r.hash
+                                && self.file_value(item.value.start)?.hash() == r.hash
+                            {
+                                at[ci] = Some(i);
+                            }
+                        }
                     }
                 }
             }

@@ -671,3 +671,39 @@ mod books {
         }
     }
 }
+
+#[test]
+fn of_two_elements_with_one_key_the_owners_is_the_one_it_wrote() {
+    let r = rules(&["/s=name"]);
+    let one = run(
+        "{\"s\": []}\n",
+        r#"{"s": [{"name": "a", "v": 2}]}"#,
+        &r,
+        None,
+        &opts(),
+    );
+    assert_eq!(
+        text(&one),
+        "{\"s\": [\n  {\n    \"name\": \"a\",\n    \"v\": 2\n  }\n]}\n"
+    );
+    // The user puts an element of the same name in front of the owner's.
+    let both = "{\"s\": [{\"name\": \"a\", \"v\": 1}, {\"name\": \"a\", \"v\": 2}]}\n";
+    let up = run(
+        both,
+        r#"{"s": [{"name": "a", "v": 3}]}"#,
+        &r,
+        Some(&one.registry),
+        &opts(),
+    );
+    assert_eq!(
+        parse(&up)["s"],
+        serde_json::json!([{"name": "a", "v": 1}, {"name": "a", "v": 3}])
+    );
+    assert_eq!(up.entries[0].pointer, "/s/1");
+    let gone =
+        entries::remove_owner(&up.new, &r, OWNER, &up.registry, &[], &opts()).expect("remove");
+    assert_eq!(
+        parse(&gone)["s"],
+        serde_json::json!([{"name": "a", "v": 1}])
+    );
+}
