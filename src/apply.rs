@@ -63,13 +63,14 @@ pub struct Entry {
     pub path: String,
     /// What the target should hold.
     pub what: What,
-    /// The owner (the entry's, else the manifest's `owner`; empty if neither).
+    /// The owner: the entry's, else the manifest's `owner` (one of them is required).
     pub owner: String,
-    /// Whether an owner was given at all (a `[[file]]` without one reconciles every owner of
-    /// its template).
-    pub owner_given: bool,
     /// `format`.
     pub format: Option<Format>,
+    /// `template_format` (`[[file]]`): the template's format when its name does not tell it.
+    pub template_format: Option<Format>,
+    /// `allow_empty` (`[[file]]`): a template without regions prunes the owner's regions.
+    pub allow_empty: Option<bool>,
     /// `at`, as written (already checked).
     pub at: Option<String>,
     /// `create`.
@@ -85,6 +86,14 @@ pub struct Entry {
     pub adopt: Vec<String>,
     /// `seed`: the names of the write-once regions (`[[block]]`: its own name when true).
     pub seeds: Vec<String>,
+    /// `no_insert`: update the regions only where they are.
+    pub no_insert: Option<bool>,
+    /// `require`: a missing region is an error (implies `no_insert`).
+    pub require: Option<bool>,
+    /// `encoding`: the target's encoding.
+    pub encoding: Option<crate::codec::Encoding>,
+    /// `line_ending`: the line ending of the lines written.
+    pub line_ending: Option<crate::codec::LineEnding>,
 }
 
 /// What an entry asks for.
@@ -119,6 +128,12 @@ const FILE_KEYS: &[&str] = &[
     "seed",
     "keys",
     "prune_adopted",
+    "allow_empty",
+    "template_format",
+    "no_insert",
+    "require",
+    "encoding",
+    "line_ending",
 ];
 const BLOCK_KEYS: &[&str] = &[
     "path",
@@ -132,6 +147,10 @@ const BLOCK_KEYS: &[&str] = &[
     "on_drift",
     "adopt",
     "seed",
+    "no_insert",
+    "require",
+    "encoding",
+    "line_ending",
 ];
 
 impl Manifest {
@@ -316,27 +335,49 @@ impl EntryCx<'_> {
             What::Block { name, body }
         };
         let own = self.string("owner")?;
-        let format = match self.string("format")? {
-            None => None,
-            Some(f) if f == "auto" => None,
-            Some(f) => Some(Format::from_name(&f).ok_or_else(|| {
-                self.err(
-                    Some("format"),
-                    format!(
-                        "format `{f}`: unknown; use auto, {}",
-                        Format::names().collect::<Vec<_>>().join(", ")
-                    ),
-                )
-            })?),
+        let format_key = |key: &str| -> Result<Option<Format>, ManifestError> {
+            match self.string(key)? {
+                None => Ok(None),
+                Some(f) if f == "auto" => Ok(None),
+                Some(f) => Format::from_name(&f).map(Some).ok_or_else(|| {
+                    self.err(
+                        Some(key),
+                        format!(
+                            "{key} `{f}`: unknown; use auto, {}",
+                            Format::names().collect::<Vec<_>>().join(", ")
+                        ),
+                    )
+                }),
+            }
         };
+        let format = format_key("format")?;
+        let template_format = format_key("template_format")?;
         let at = self.string("at")?;
         if let Some(a) = &at {
             At::parse(a).map_err(|e| self.err(Some("at"), format!("`at`: {e}")))?;
         }
-        let create = match self.table.get("create") {
+        let create = self.flag("create")?;
+        let no_insert = self.flag("no_insert")?;
+        let require = self.flag("require")?;
+        let encoding = match self.string("encoding")? {
             None => None,
-            Some(v) => Some(v.as_bool().ok_or_else(|| {
-                self.err(Some("create"), "`create` must be true or false".to_owned())
+            Some(e) => Some(crate::codec::Encoding::from_name(&e).ok_or_else(|| {
+                self.err(
+                    Some("encoding"),
+                    format!(
+                        "encoding `{e}`: unknown; use {}",
+                        crate::codec::Encoding::ALL.map(|e| e.name()).join(", ")
+                    ),
+                )
+            })?),
+        };
+        let line_ending = match self.string("line_ending")? {
+            None => None,
+            Some(l) => Some(crate::codec::LineEnding::from_name(&l).ok_or_else(|| {
+                self.err(
+                    Some("line_ending"),
+                    format!("line_ending `{l}`: use lf, crlf or cr"),
+                )
             })?),
         };
         let on_drift = match self.string("on_drift")?.as_deref() {
@@ -377,6 +418,15 @@ impl EntryCx<'_> {
                 }
                 rules
             }
+        };
+        let allow_empty = match self.table.get("allow_empty") {
+            None => None,
+            Some(v) => Some(v.as_bool().ok_or_else(|| {
+                self.err(
+                    Some("allow_empty"),
+                    "`allow_empty` must be true or false".to_owned(),
+                )
+            })?),
         };
         let prune_adopted = match self.table.get("prune_adopted") {
             None => None,
@@ -434,21 +484,56 @@ impl EntryCx<'_> {
                 out
             }
         };
+        let given = own.is_some();
+        let own = own.or_else(|| owner.map(str::to_owned));
+        if own.as_deref().is_some_and(|o| o.trim().is_empty()) {
+            return Err(self.err(
+                given.then_some("owner"),
+                "`owner` is empty; name the owner its markers carry, e.g. owner = \"ZYLOS\""
+                    .to_owned(),
+            ));
+        }
+        let Some(owner) = own else {
+            return Err(self.err(
+                None,
+                format!(
+                    "this [[{kind}]] entry has no owner; set `owner = \"NAME\"` at the top of \
+                     the manifest or in the entry (the word before MANAGED in its markers: two \
+                     installers without one would share the same regions)"
+                ),
+            ));
+        };
         Ok(Entry {
             adopt,
             seeds,
             line: self.header.map_or(1, |o| self.lines.line_of(o)),
             path,
             what,
-            owner_given: own.is_some() || owner.is_some(),
-            owner: own.or_else(|| owner.map(str::to_owned)).unwrap_or_default(),
+            owner,
             format,
+            template_format,
+            allow_empty,
             at,
             create,
             on_drift,
             keys,
             prune_adopted,
+            no_insert,
+            require,
+            encoding,
+            line_ending,
         })
+    }
+
+    /// A key that must be true or false, if given.
+    fn flag(&self, key: &str) -> Result<Option<bool>, ManifestError> {
+        match self.table.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_bool()
+                .map(Some)
+                .ok_or_else(|| self.err(Some(key), format!("`{key}` must be true or false"))),
+        }
     }
 }
 
@@ -579,8 +664,9 @@ impl Job<'_> {
     /// the blocks when any `[[file]]` reaches the file, else one `Set` per block. The same
     /// region from two entries must be the same body.
     fn ops(&self, f: Format, manifest: &Path) -> Result<Work, Error> {
+        let cfg = self.cfg.as_ref().map_err(|m| Error::Usage(m.clone()))?;
         if f == Format::Json {
-            return self.entries(manifest);
+            return self.entries(manifest, cfg);
         }
         let mut regions: Vec<Desired> = Vec::new();
         let mut from: BTreeMap<Identity, usize> = BTreeMap::new();
@@ -592,13 +678,12 @@ impl Job<'_> {
             let desired = match &e.what {
                 What::Template { path, bytes } => {
                     any_template = true;
-                    let owner = e.owner_given.then_some(e.owner.as_str());
                     let mut found = Vec::new();
                     if let Op::Sync {
                         regions,
                         owners: o,
                         places: p,
-                    } = engine::template_op_from(bytes, path, f, owner)?
+                    } = engine::template_op_from(bytes, path, f, Some(&e.owner), cfg)?
                     {
                         found.extend(regions);
                         owners.extend(o);
@@ -649,9 +734,9 @@ impl Job<'_> {
 
 impl Job<'_> {
     /// The work on a strict JSON target: one `[[file]]` template's entries, for its owner.
-    fn entries(&self, manifest: &Path) -> Result<Work, Error> {
+    fn entries(&self, manifest: &Path, cfg: &EditOptions) -> Result<Work, Error> {
         let mut templates = self.target.entries.iter().filter_map(|e| match &e.what {
-            What::Template { bytes, .. } => Some((e, bytes)),
+            What::Template { path, bytes } => Some((e, path, bytes)),
             What::Block { .. } => None,
         });
         if let Some(block) = self
@@ -667,10 +752,10 @@ impl Job<'_> {
                 block.line
             )));
         }
-        let Some((e, bytes)) = templates.next() else {
+        let Some((e, path, bytes)) = templates.next() else {
             return Err(Error::MarkersInJson);
         };
-        if let Some((other, _)) = templates.next() {
+        if let Some((other, _, _)) = templates.next() {
             return Err(Error::Usage(format!(
                 "{m}:{} and {m}:{} both give a template for the strict JSON file {}; merge \
                  them into one",
@@ -680,17 +765,7 @@ impl Job<'_> {
                 m = manifest.display()
             )));
         }
-        if e.owner.is_empty() {
-            return Err(Error::Usage(format!(
-                "{}:{}: owned entries need an owner: set `owner`",
-                manifest.display(),
-                e.line
-            )));
-        }
-        Ok(Work::EntriesSync {
-            template: engine::entries_template(bytes)?,
-            owner: e.owner.clone(),
-        })
+        engine::template_work_from(bytes, path, Format::Json, Some(&e.owner), cfg)
     }
 }
 
@@ -745,8 +820,27 @@ fn target_config(
     })? {
         cfg.entries.keys = k;
     }
+    if let Some(a) = agree(t, manifest, "allow_empty", |e| e.allow_empty)? {
+        cfg.allow_empty = a;
+    }
+    if let Some(f) = agree(t, manifest, "template_format", |e| e.template_format)? {
+        cfg.template_format = Some(f);
+    }
     if let Some(p) = agree(t, manifest, "prune_adopted", |e| e.prune_adopted)? {
         cfg.entries.prune_adopted = p;
+    }
+    if let Some(n) = agree(t, manifest, "no_insert", |e| e.no_insert)? {
+        cfg.plan.no_insert = n;
+    }
+    if let Some(r) = agree(t, manifest, "require", |e| e.require)? {
+        cfg.plan.require = r;
+        cfg.plan.no_insert |= r;
+    }
+    if let Some(e) = agree(t, manifest, "encoding", |e| e.encoding)? {
+        cfg.codec.encoding = e;
+    }
+    if let Some(l) = agree(t, manifest, "line_ending", |e| e.line_ending)? {
+        cfg.codec.line_ending = Some(l);
     }
     for e in &t.entries {
         let region = match &e.what {
@@ -1030,6 +1124,20 @@ mod tests {
         );
         let e = parse("[[block]]\npath = \"x\"\nname = \"n\"\ncontent = \"a\"\non_drift = \"x\"\n");
         assert!(e.as_ref().is_err_and(|e| e.line == 5), "{e:?}");
+        let e = parse("[[block]]\npath = \"x\"\nname = \"n\"\ncontent = \"a\"\n");
+        assert!(
+            e.as_ref()
+                .is_err_and(|e| e.line == 1 && e.message.contains("has no owner")),
+            "{e:?}"
+        );
+        let e = parse(
+            "owner = \"Z\"\n[[block]]\npath = \"x\"\nname = \"n\"\nowner = \" \"\ncontent = \"a\"\n",
+        );
+        assert!(
+            e.as_ref()
+                .is_err_and(|e| e.line == 5 && e.message.contains("`owner` is empty")),
+            "{e:?}"
+        );
         let e = parse("[file]\npath = \"x\"\n");
         assert!(
             e.as_ref().is_err_and(|e| e.message.contains("[[file]]")),

@@ -12,7 +12,7 @@ use clap::{Args, CommandFactory as _, Parser, Subcommand, ValueEnum};
 use demarcate::{
     At, CommentStyle, Desired, DetectError, EditOptions, Error, Event, FileOutcome, FileReport,
     Foreign, Format, Identity, OnDrift, Op, PlanError, Problem, ProblemKind, ProblemReport,
-    RegionState, Report, Reporter, Warning, Work,
+    RegionState, Report, Reporter, TemplateError, Warning, Work,
     entries::{EntryError, WarningKind},
 };
 
@@ -60,7 +60,7 @@ enum Cmd {
     #[command(after_help = "Examples:
   demarcate set ~/.bashrc --owner ZYLOS --name path --content 'export PATH=\"$HOME/.zylos/bin:$PATH\"'
   demarcate set .env --owner ZYLOS --name api --content-file - < api.env
-  demarcate set - --format shell --name path --content 'export A=1' < in > out")]
+  demarcate set - --format shell --owner ZYLOS --name path --content 'export A=1' < in > out")]
     Set {
         /// The file to edit (created if missing, unless --no-create); `-` filters standard
         /// input to standard output (needs --format).
@@ -124,18 +124,22 @@ enum Cmd {
     },
     /// Make each target's regions equal to the template's: insert, update, prune.
     #[command(after_help = "Examples:
-  demarcate sync ~/.bashrc --template templates/bashrc.sh
-  demarcate sync ~/.codex/config.toml --template config.toml --owner ZYLOS --dry-run")]
+  demarcate sync ~/.bashrc --template templates/bashrc.sh --owner ZYLOS
+  demarcate sync ~/.codex/config.toml --template config.toml --owner ZYLOS --dry-run
+  demarcate sync ~/.bashrc --template empty.sh --owner ZYLOS --allow-empty   # a last release")]
     Sync {
         /// Files to edit; `-` filters standard input to standard output (needs --format).
         #[arg(required = true)]
         targets: Vec<PathBuf>,
-        /// A file of the same format whose regions are the desired ones.
+        /// A file of the same format whose regions (all of the owner's) are the desired ones.
         #[arg(long, value_name = "FILE")]
         template: PathBuf,
-        /// Only reconcile this owner's regions.
+        /// Whose regions these are (the word before MANAGED in the markers); required
+        /// unless --marker or --marker-begin/--marker-end name a foreign block.
         #[arg(long)]
         owner: Option<String>,
+        #[command(flatten)]
+        tpl: TemplateArgs,
         /// Leave out a region the user deleted by hand (default: add it back).
         #[arg(long)]
         respect_removals: bool,
@@ -167,9 +171,10 @@ enum Cmd {
         /// Write no `hash=` on new BEGIN lines.
         #[arg(long)]
         no_hash: bool,
-        /// Write even when an edit creates a duplicate key in a JSONC object or TOML table.
+        /// A `[[file]]` template without regions prunes the owner's regions (a release that
+        /// ships nothing) instead of being an error.
         #[arg(long)]
-        force: bool,
+        allow_empty: bool,
         #[command(flatten)]
         drift: DriftArgs,
         #[command(flatten)]
@@ -198,10 +203,19 @@ enum Cmd {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff).
+    /// Print a manual page (roff): demarcate's, or one subcommand's.
     #[command(after_help = "Examples:
-  demarcate man > demarcate.1 && man ./demarcate.1")]
-    Man,
+  demarcate man sync | man -l -
+  demarcate man > demarcate.1 && man ./demarcate.1
+  demarcate man --dir ~/.local/share/man/man1")]
+    Man {
+        /// The subcommand whose page to print (sync, set, …); default: demarcate's own.
+        subcommand: Option<String>,
+        /// Write demarcate.1 and one demarcate-SUBCOMMAND.1 per subcommand into DIR
+        /// (created if missing) instead of printing.
+        #[arg(long, value_name = "DIR", conflicts_with = "subcommand")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -209,9 +223,22 @@ struct IdArgs {
     /// The region's name (the words after MANAGED); not needed with --marker-begin.
     #[arg(long)]
     name: Option<String>,
-    /// The region's owner (the words before MANAGED).
-    #[arg(long, default_value = "")]
-    owner: String,
+    /// The region's owner (the words before MANAGED); required unless --marker or
+    /// --marker-begin/--marker-end name a foreign block.
+    #[arg(long)]
+    owner: Option<String>,
+}
+
+/// How `sync` reads its template.
+#[derive(Debug, Args)]
+struct TemplateArgs {
+    /// A template without regions prunes the owner's regions (a release that ships
+    /// nothing) instead of being an error.
+    #[arg(long)]
+    allow_empty: bool,
+    /// The template's format, when its name does not tell it (it must be the target's).
+    #[arg(long, value_name = "FORMAT", value_parser = format_names())]
+    template_format: Option<String>,
 }
 
 /// How files are read.
@@ -250,6 +277,14 @@ struct ReadArgs {
     /// An empty line after a new region (Ansible's append_newline); removed with it.
     #[arg(long)]
     blank_after: bool,
+    /// The files' encoding: utf-8 (default), utf-16le, utf-16be, latin-1 (iso-8859-1),
+    /// windows-1252; read, edited and written back in it, with the byte order mark they had.
+    #[arg(long, value_name = "ENCODING", value_parser = encoding_names())]
+    encoding: Option<String>,
+    /// The line ending of the lines written: lf, crlf, or cr (only in a file whose lines all
+    /// end in CR). Default: the file's own.
+    #[arg(long, value_name = "EOL", value_parser = ["lf", "crlf", "cr"])]
+    line_ending: Option<String>,
 }
 
 /// Owned entries of strict JSON files.
@@ -281,18 +316,22 @@ struct SeedArgs {
 #[derive(Debug, Args)]
 struct PlaceArgs {
     /// Where a new region goes: end, start, after:REGEX, before:REGEX, table:NAME (TOML),
-    /// section:NAME (INI), /json/pointer (JSONC). Default: the end (JSONC: the start of the root object).
-    #[arg(long, value_name = "POS", default_value = "")]
-    at: String,
+    /// section:NAME (INI), /json/pointer (JSONC, YAML). Default: the end (JSONC: the start
+    /// of the root object).
+    #[arg(long, value_name = "POS")]
+    at: Option<String>,
     /// Write no `hash=` on new BEGIN lines.
     #[arg(long)]
     no_hash: bool,
     /// Do not create a missing target; skip it.
     #[arg(long)]
     no_create: bool,
-    /// Write even when the edit creates a duplicate key in a JSONC object or TOML table.
+    /// Only update regions that are there: a missing one is not inserted (a warning).
     #[arg(long)]
-    force: bool,
+    no_insert: bool,
+    /// As --no-insert, but a missing region is an error (exit 2).
+    #[arg(long)]
+    require: bool,
     /// A line an older installer wrote without markers (`re:REGEX` for a pattern): the
     /// inserted region takes its place and it goes. Repeatable.
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
@@ -322,6 +361,15 @@ struct WriteArgs {
     /// Run CMD on the new file before it replaces the old one (`%s` is its path).
     #[arg(long, value_name = "CMD")]
     validate: Option<String>,
+    /// Edit what is refused without it: a read-only target (its mode is kept), a signed
+    /// PowerShell script, a duplicate key in a JSONC object, an entry another owner holds
+    /// (it is transferred).
+    #[arg(long)]
+    force: bool,
+    /// Wait at most SECS for the lock of a file's folder that another run holds (0: try
+    /// once); then the file fails (exit 2).
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    lock_timeout: u64,
 }
 
 /// Output.
@@ -353,6 +401,16 @@ enum ColorArg {
     Never,
 }
 
+/// The `--encoding` values: every encoding's name, and the other names they go by.
+fn encoding_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        demarcate::Encoding::ALL
+            .iter()
+            .map(|e| e.name())
+            .chain(["iso-8859-1"]),
+    )
+}
+
 /// The `--format` values: `auto`, then every format's name.
 fn format_names() -> PossibleValuesParser {
     PossibleValuesParser::new(std::iter::once("auto").chain(Format::names()))
@@ -360,6 +418,7 @@ fn format_names() -> PossibleValuesParser {
 
 /// Exit codes (SPEC).
 const OK: u8 = 0;
+const FINDING: u8 = 1;
 const ERROR: u8 = 2;
 
 /// Which command runs: the hints in messages name only flags it has.
@@ -373,6 +432,21 @@ enum Command {
     Sync,
     Apply,
     Uninstall,
+}
+
+impl Command {
+    const fn name(self) -> &'static str {
+        match self {
+            Self::List => "list",
+            Self::Check => "check",
+            Self::Set => "set",
+            Self::Remove => "remove",
+            Self::Repair => "repair",
+            Self::Sync => "sync",
+            Self::Apply => "apply",
+            Self::Uninstall => "uninstall",
+        }
+    }
 }
 
 /// The command line's [`Reporter`]: messages on standard error (above the progress bar),
@@ -461,6 +535,11 @@ impl Reporter for Printer {
 
     fn event(&self, path: &Path, event: &Event<'_>) {
         let p = path.display();
+        // A filter's standard error stays empty unless something is wrong: it runs on every
+        // `chezmoi apply`.
+        if is_stdin(path) && !matches!(event, Event::Warning(_) | Event::Failed(_)) {
+            return;
+        }
         match event {
             Event::Repaired { .. } | Event::Wrote(_) | Event::WroteEntry(_) if self.json => {}
             Event::Repaired { .. }
@@ -478,7 +557,7 @@ impl Reporter for Printer {
             Event::NotCreated => self.note(&format!("{p}: {event} (--no-create)")),
             Event::Waiting(_) => self.note(&event.to_string()),
             Event::Warning(w) => self.warn(&format!("{p}: {}", warning_text(w, self.command))),
-            Event::Failed(e) => self.error(&error_text(path, e)),
+            Event::Failed(e) => self.error(&error_text(path, e, self.command)),
         }
     }
 
@@ -524,6 +603,12 @@ fn warning_text(w: &Warning, command: Command) -> String {
         Warning::NotRemoved { pruning: false, .. } => {
             " (pass --on-drift overwrite to remove it anyway)"
         }
+        Warning::NothingToRemove { id: Some(_), .. } => {
+            " (check --owner and --name: `demarcate list FILE` shows the file's regions)"
+        }
+        Warning::NothingToRemove { id: None, .. } => {
+            " (check --owner: `demarcate list FILE` shows the owners of its entries)"
+        }
         Warning::Entry(e) => match e.kind {
             WarningKind::Drifted => " (pass --on-drift overwrite to replace it)",
             WarningKind::LeftCoOwned if command != Command::Uninstall => {
@@ -562,14 +647,70 @@ fn problem_report(p: &Problem) -> ProblemReport {
     }
 }
 
-/// An error in words, naming the file and the flags that help.
-fn error_text(path: &Path, e: &Error) -> String {
+/// An error in words, naming the file and the flags of `command` that help.
+fn error_text(path: &Path, e: &Error, command: Command) -> String {
     let p = path.display();
+    let apply = command == Command::Apply;
     match e {
+        Error::Io(e @ demarcate::IoError::LockTimeout { .. }) => {
+            format!("{e} (or wait longer with --lock-timeout SECS)")
+        }
         Error::Io(e) => e.to_string(),
-        Error::Template(e) => e.to_string(),
+        Error::Store(e) => e.to_string(),
+        Error::HardLinked(_) => {
+            format!("{p}: {e} (pass --force to write it anyway and split the link)")
+        }
+        Error::ValidateChanged | Error::DanglingAsRoot(_) => format!("{p}: {e}"),
+        Error::Template(t) => {
+            let hint = match t {
+                TemplateError::NoRegions { owner, .. } => {
+                    let allow = if apply {
+                        "set `allow_empty = true` on the [[file]]"
+                    } else {
+                        "pass --allow-empty"
+                    };
+                    format!(
+                        "; put the regions between BEGIN/END markers in the template (`# BEGIN \
+                         {o} MANAGED NAME` … `# END {o} MANAGED NAME`), or, if this release \
+                         ships nothing, {allow} to remove {o}'s regions; nothing was written",
+                        o = owner.as_deref().unwrap_or("OWNER")
+                    )
+                }
+                TemplateError::OtherOwner {
+                    mine: 0, others, ..
+                } => {
+                    let theirs = others.first().map_or("", |(_, id)| id.owner.as_str());
+                    if apply {
+                        format!(
+                            "; set `owner = \"{theirs}\"` if they are yours; nothing was written"
+                        )
+                    } else {
+                        format!("; pass --owner {theirs} if they are yours; nothing was written")
+                    }
+                }
+                TemplateError::Format { target, .. } => {
+                    let flag = if apply {
+                        "`template_format`"
+                    } else {
+                        "--template-format"
+                    };
+                    format!(
+                        "; give a template of format {}, or {flag} if its name misleads; \
+                         nothing was written",
+                        target.name()
+                    )
+                }
+                _ => "; nothing was written".to_owned(),
+            };
+            format!("{t}{hint}")
+        }
         Error::Usage(msg) => msg.clone(),
         Error::NoSuchFile | Error::NotUtf8(_) | Error::TooLarge => format!("{p}: {e}"),
+        Error::ReadOnly(_) => format!(
+            "{p}: {e} (make it writable with `chmod u+w`, or pass --force to write it anyway; \
+             the mode is kept)"
+        ),
+        Error::Codec(_) => format!("{p}: {e}; nothing was written"),
         Error::Detect(d) => {
             let hint = match d {
                 DetectError::Unknown => format!(
@@ -651,9 +792,11 @@ fn file_report(o: &mut FileOutcome, command: Command) -> FileReport {
             .iter()
             .map(|w| warning_text(w, command))
             .collect(),
-        error: o.error.as_ref().map(|e| error_text(&o.path, e)),
-        entries: o.entries.clone(),
+        error: o.error.as_ref().map(|e| error_text(&o.path, e, command)),
+        entries: (o.format == Some(Format::Json) || !o.entries.is_empty())
+            .then(|| o.entries.clone()),
         diff: o.diff.clone(),
+        backup: o.backup.as_ref().map(|b| b.display().to_string()),
     }
 }
 
@@ -679,7 +822,7 @@ impl Cmd {
             Self::Sync { .. } => Command::Sync,
             Self::Apply { .. } => Command::Apply,
             Self::Uninstall { .. } => Command::Uninstall,
-            Self::Completions { .. } | Self::Man => return None,
+            Self::Completions { .. } | Self::Man { .. } => return None,
         })
     }
 
@@ -743,7 +886,7 @@ impl Cmd {
                 drift, write, out, ..
             } => p(None, None, Some(drift), Some(write), out),
             Self::Uninstall { write, out, .. } => p(None, None, None, Some(write), out),
-            Self::Completions { .. } | Self::Man => return None,
+            Self::Completions { .. } | Self::Man { .. } => return None,
         })
     }
 }
@@ -751,16 +894,188 @@ impl Cmd {
 /// `completions` and `man`: generated from the clap structures.
 fn generate(cmd: &Cmd) -> u8 {
     let mut so = std::io::stdout().lock();
-    let ok = match cmd {
+    match cmd {
         Cmd::Completions { shell } => {
             clap_complete::generate(*shell, &mut Cli::command(), "demarcate", &mut so);
-            true
+            OK
         }
-        _ => clap_mangen::Man::new(Cli::command())
-            .render(&mut so)
-            .is_ok(),
-    };
-    if ok { OK } else { ERROR }
+        Cmd::Man { subcommand, dir } => match man(subcommand.as_deref(), dir.as_deref(), &mut so) {
+            Ok(()) => OK,
+            Err(msg) => {
+                let _ = writeln!(std::io::stderr(), "error: {msg}");
+                ERROR
+            }
+        },
+        _ => ERROR,
+    }
+}
+
+/// The files each format is detected by, for the manual pages.
+const FORMAT_FILES: &[(&str, &str)] = &[
+    (
+        "shell",
+        "*.sh *.bash *.zsh *.ksh, .bashrc .bash_profile .profile .zshrc .zshenv .zprofile \
+         .kshrc .envrc, profile.d/*, and sh/bash/zsh shebangs; markers are # comments",
+    ),
+    ("env", ".env, .env.*, *.env; markers are # comments"),
+    ("toml", "*.toml; markers are # comments"),
+    (
+        "jsonc",
+        "*.jsonc, .code-workspace, and *.json that has comments; markers are // comments",
+    ),
+    (
+        "json",
+        "*.json without comments: no markers; owned entries recorded in the state store",
+    ),
+    (
+        "text",
+        "hosts, *.conf, *.cfg, ssh_config, sshd_config, crontabs, Caddyfile, Dockerfile; \
+         --comment sets the markers' comment",
+    ),
+    ("markdown", "*.md *.markdown; markers are <!-- --> comments"),
+    (
+        "markup",
+        "*.html *.xml *.svg; markers are <!-- --> comments",
+    ),
+    (
+        "ini",
+        "*.ini *.desktop, .gitconfig, .editorconfig, setup.cfg, .gitmodules, git config; \
+         markers are # comments",
+    ),
+    ("fish", "*.fish; markers are # comments"),
+    ("powershell", "*.ps1 *.psm1 *.psd1; markers are # comments"),
+    ("yaml", "*.yaml *.yml; markers are # comments"),
+];
+
+/// What every page says about exit codes.
+const EXIT_STATUS: &[(&str, &str)] = &[
+    (
+        "0",
+        "Success: the files are as asked (changed now, or already). A region edited by hand \
+         and kept is a success with a warning.",
+    ),
+    (
+        "1",
+        "A finding: --check found that the command would write; check found problems; \
+         uninstall kept a region edited by hand. --dry-run alone never exits 1.",
+    ),
+    (
+        "2",
+        "An error: usage, I/O, input its format's readers reject, damaged markers, a template \
+         that gives nothing to do, a read-only target, failed validation, --on-drift fail. \
+         Nothing was written to that file.",
+    ),
+];
+
+/// Text for roff: backslashes doubled, hyphens that are options escaped, and no line that
+/// starts with a control character.
+fn roff_text(s: &str) -> String {
+    let s = s.replace('\\', "\\e").replace('-', "\\-");
+    if s.starts_with(['.', '\'']) {
+        format!("\\&{s}")
+    } else {
+        s
+    }
+}
+
+/// The sections every page ends with: the exit codes, the formats, where to read more.
+fn man_sections(see_also: &str) -> String {
+    let mut out = String::from(".SH \"EXIT STATUS\"\n");
+    for (code, what) in EXIT_STATUS {
+        out.push_str(&format!(".TP\n\\fB{code}\\fR\n{}\n", roff_text(what)));
+    }
+    out.push_str(".SH FORMATS\n");
+    out.push_str(&roff_text(
+        "Detected by the file name, then the first line (--format overrides it):",
+    ));
+    out.push('\n');
+    for (name, files) in FORMAT_FILES {
+        out.push_str(&format!(".TP\n\\fB{name}\\fR\n{}\n", roff_text(files)));
+    }
+    out.push_str(&format!(".SH \"SEE ALSO\"\n{}\n", roff_text(see_also)));
+    out
+}
+
+/// One manual page: clap_mangen's sections, then [`man_sections`], then the version.
+fn man_page(cmd: clap::Command, see_also: &str) -> std::io::Result<Vec<u8>> {
+    let man = clap_mangen::Man::new(cmd.clone());
+    let mut page = Vec::new();
+    man.render_title(&mut page)?;
+    man.render_name_section(&mut page)?;
+    man.render_synopsis_section(&mut page)?;
+    man.render_description_section(&mut page)?;
+    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
+        man.render_options_section(&mut page)?;
+    }
+    if cmd.has_subcommands() {
+        man.render_subcommands_section(&mut page)?;
+    }
+    if cmd.get_after_help().is_some() {
+        man.render_extra_section(&mut page)?;
+    }
+    page.extend_from_slice(man_sections(see_also).as_bytes());
+    if cmd.get_version().is_some() {
+        man.render_version_section(&mut page)?;
+    }
+    Ok(page)
+}
+
+/// `man`: the page of demarcate or of one subcommand on `out`, or every page into `dir`.
+fn man(
+    subcommand: Option<&str>,
+    dir: Option<&Path>,
+    out: &mut dyn std::io::Write,
+) -> Result<(), String> {
+    let mut cli = Cli::command().disable_help_subcommand(true);
+    cli.build();
+    let subs: Vec<clap::Command> = cli.get_subcommands().cloned().collect();
+    let names: Vec<String> = subs.iter().map(|s| s.get_name().to_owned()).collect();
+    let top_see = format!(
+        "{}, and the project's docs/ folder",
+        names
+            .iter()
+            .map(|n| format!("demarcate-{n}(1)"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let sub_see = "demarcate(1), and the project's docs/ folder";
+    let render = |e: std::io::Error| format!("cannot render the manual page: {e}");
+    match (subcommand, dir) {
+        (None, None) => {
+            let page = man_page(cli, &top_see).map_err(render)?;
+            let _ = out.write_all(&page);
+            Ok(())
+        }
+        (Some(name), _) => {
+            let sub = subs
+                .into_iter()
+                .find(|s| s.get_name() == name)
+                .ok_or_else(|| {
+                    format!(
+                        "man {name}: no such subcommand; use one of {}",
+                        names.join(", ")
+                    )
+                })?;
+            let page = man_page(sub, sub_see).map_err(render)?;
+            let _ = out.write_all(&page);
+            Ok(())
+        }
+        (None, Some(dir)) => {
+            fs_err::create_dir_all(dir).map_err(|e| e.to_string())?;
+            let mut pages = vec![(
+                "demarcate.1".to_owned(),
+                man_page(cli, &top_see).map_err(render)?,
+            )];
+            for sub in subs {
+                let file = format!("demarcate-{}.1", sub.get_name());
+                pages.push((file, man_page(sub, sub_see).map_err(render)?));
+            }
+            for (file, page) in pages {
+                fs_err::write(dir.join(&file), page).map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        }
+    }
 }
 
 /// Runs the command line `args` (program name first) and returns the exit code.
@@ -796,6 +1111,20 @@ where
         Ok(o) => o,
         Err(msg) => {
             out.error(&msg);
+            return ExitCode::from(ERROR);
+        }
+    };
+    // Whose regions an editing command touches: required (SPEC), before anything is read.
+    let owner = match &cli.cmd {
+        Cmd::Set { id, .. } | Cmd::Remove { id, .. } => owner_of(id.owner.as_deref(), &opts),
+        Cmd::Sync { owner, .. } => owner_of(owner.as_deref(), &opts),
+        Cmd::Uninstall { owner, .. } => owner_of(Some(owner), &opts),
+        _ => Ok(None),
+    };
+    let owner = match owner {
+        Ok(o) => o,
+        Err(msg) => {
+            out.error(&format!("{}: {msg}", command.name()));
             return ExitCode::from(ERROR);
         }
     };
@@ -840,7 +1169,8 @@ where
             content_file,
             ..
         } => {
-            let desired = identity(id, &opts).and_then(|identity| {
+            opts.owner.clone_from(&owner);
+            let desired = identity(id, owner.as_deref(), &opts).and_then(|identity| {
                 if is_stdin(target) && content_file.as_deref().is_some_and(is_stdin) {
                     return Err("standard input cannot be both the target (`-`) and the \
                                 content (--content-file -); give the content with --content \
@@ -858,18 +1188,15 @@ where
             });
         }
         Cmd::Remove { target, id, .. } => {
+            opts.owner.clone_from(&owner);
             let work = |f: Format| {
-                if f == Format::Json && id.name.is_none() {
-                    if id.owner.is_empty() {
-                        return Err(Error::Usage(
-                            "removing owned entries needs the owner: --owner OWNER".to_owned(),
-                        ));
-                    }
-                    return Ok(Work::EntriesRemove {
-                        owner: id.owner.clone(),
-                    });
+                if f == Format::Json
+                    && id.name.is_none()
+                    && let Some(o) = &owner
+                {
+                    return Ok(Work::EntriesRemove { owner: o.clone() });
                 }
-                identity(id, &opts)
+                identity(id, owner.as_deref(), &opts)
                     .map(|i| Work::Ops(vec![Op::Remove(i)]))
                     .map_err(Error::Usage)
             };
@@ -885,12 +1212,15 @@ where
         Cmd::Sync {
             targets,
             template,
-            owner,
             respect_removals,
+            tpl,
             ..
         } => {
             opts.plan.respect_removals = *respect_removals;
-            let work = |f: Format| demarcate::template_work(template, f, owner.as_deref());
+            opts.owner.clone_from(&owner);
+            opts.allow_empty = tpl.allow_empty;
+            opts.template_format = tpl.template_format.as_deref().and_then(Format::from_name);
+            let work = |f: Format| demarcate::template_work(template, f, owner.as_deref(), &opts);
             for t in targets {
                 outcomes.push(one(t, &opts, &work, &out));
             }
@@ -899,29 +1229,36 @@ where
             manifest,
             respect_removals,
             no_hash,
-            force,
+            allow_empty,
             ..
         } => {
             opts.plan.respect_removals = *respect_removals;
             opts.plan.hash = !no_hash;
-            opts.plan.force = *force;
+            opts.allow_empty = *allow_empty;
             outcomes = demarcate::apply(manifest, &opts, &out);
         }
         Cmd::Uninstall { owner, .. } => {
             outcomes = demarcate::uninstall(owner, &opts, &out);
-            if outcomes.is_empty() && !out.json {
-                out.note(&format!(
-                    "nothing of owner {owner} is known to the state store"
+            if outcomes.is_empty() {
+                out.warn(&format!(
+                    "nothing of owner {owner} is known to the state store; nothing was removed \
+                     (check the owner's spelling: `demarcate list FILE` shows the owners in a \
+                     file)"
                 ));
             }
         }
-        Cmd::Completions { .. } | Cmd::Man => {}
+        Cmd::Completions { .. } | Cmd::Man { .. } => {}
     }
     let mut code = outcomes
         .iter()
         .map(FileOutcome::exit_code)
         .max()
         .unwrap_or(OK);
+    // A dry run shows what would change; only `--check` turns that (or anything found on
+    // the way) into a finding.
+    if opts.dry_run && !opts.check && code == FINDING {
+        code = OK;
+    }
     if out.json {
         let report = Report {
             files: outcomes
@@ -975,9 +1312,11 @@ fn one(
     }
     let (o, new) = demarcate::filter(&src, opts, work, out);
     // A filter always hands on the file: the new bytes, or the old ones when the edit
-    // failed (so a pipeline never loses the file). Not with a dry run or a check, and not
-    // with --json, whose report is standard output.
-    if !(opts.dry_run || opts.check || out.json) {
+    // failed (so a pipeline never loses the file) — but nothing when the input itself is
+    // refused (UTF-16, NUL bytes), as file mode would refuse to read it. Not with a dry run
+    // or a check, and not with --json, whose report is standard output.
+    let refused = o.error.as_ref().is_some_and(Error::refuses_input);
+    if !(opts.dry_run || opts.check || out.json || refused) {
         let _ = std::io::stdout().lock().write_all(&new);
     }
     o
@@ -1018,6 +1357,16 @@ fn config(parts: &Parts<'_>) -> Result<EditOptions, String> {
         }
         opts.plan.blank_before = r.blank_before;
         opts.plan.blank_after = r.blank_after;
+        if let Some(e) = &r.encoding {
+            opts.codec.encoding = demarcate::Encoding::from_name(e)
+                .ok_or_else(|| format!("--encoding {e}: unknown encoding"))?;
+        }
+        if let Some(l) = &r.line_ending {
+            opts.codec.line_ending = Some(
+                demarcate::LineEnding::from_name(l)
+                    .ok_or_else(|| format!("--line-ending {l}: use lf, crlf or cr"))?,
+            );
+        }
         let (begin, end) = match &r.marker {
             Some(m) if m.contains("{mark}") => (
                 Some(m.replace("{mark}", "BEGIN")),
@@ -1062,10 +1411,12 @@ fn config(parts: &Parts<'_>) -> Result<EditOptions, String> {
         opts.entries.force = sd.entries;
     }
     if let Some(p) = parts.place {
-        opts.plan.at = At::parse(&p.at).map_err(|e| format!("--at {e}"))?;
+        opts.plan.at =
+            At::parse(p.at.as_deref().unwrap_or_default()).map_err(|e| format!("--at {e}"))?;
         opts.plan.hash = !p.no_hash;
-        opts.plan.force = p.force;
         opts.create = !p.no_create;
+        opts.plan.no_insert = p.no_insert || p.require;
+        opts.plan.require = p.require;
         opts.plan.adopt = p
             .adopt
             .iter()
@@ -1093,8 +1444,10 @@ fn config(parts: &Parts<'_>) -> Result<EditOptions, String> {
         }
         opts.dry_run = w.dry_run;
         opts.check = w.check;
+        opts.plan.force = w.force;
         opts.backup = w.backup;
         opts.validate.clone_from(&w.validate);
+        opts.lock_timeout = std::time::Duration::from_secs(w.lock_timeout);
     }
     Ok(opts)
 }
@@ -1122,10 +1475,28 @@ fn body_from(content: Option<&str>, file: Option<&Path>) -> Result<Vec<u8>, Stri
     Ok(bytes)
 }
 
+/// The owner of an editing command: required and not empty, unless foreign markers (which
+/// carry no owner) are given.
+fn owner_of(owner: Option<&str>, opts: &EditOptions) -> Result<Option<String>, String> {
+    match owner {
+        Some(o) if o.trim().is_empty() => Err("--owner is empty; name the owner the markers \
+             carry before MANAGED, e.g. --owner ZYLOS"
+            .to_owned()),
+        Some(o) => Ok(Some(o.to_owned())),
+        None if opts.plan.foreign.is_some() => Ok(None),
+        None => Err(
+            "--owner OWNER is required: the word the markers carry before MANAGED \
+             (e.g. --owner ZYLOS for `# BEGIN ZYLOS MANAGED path`); two installers that both \
+             left it out would share `# BEGIN MANAGED path` and take over each other's regions"
+                .to_owned(),
+        ),
+    }
+}
+
 /// The identity a command addresses: `--owner`/`--name`, or the foreign block.
-fn identity(id: &IdArgs, opts: &EditOptions) -> Result<Identity, String> {
+fn identity(id: &IdArgs, owner: Option<&str>, opts: &EditOptions) -> Result<Identity, String> {
     match (&id.name, &opts.plan.foreign) {
-        (Some(name), _) => Ok(Identity::new(&id.owner, name)),
+        (Some(name), _) => Ok(Identity::new(owner.unwrap_or_default(), name)),
         (None, Some(f)) => Ok(f.identity()),
         (None, None) => Err("the region needs a name: --name NAME (or --marker-begin/--marker-end for a foreign block)".to_owned()),
     }
@@ -1134,8 +1505,15 @@ fn identity(id: &IdArgs, opts: &EditOptions) -> Result<Identity, String> {
 /// The human output of `list` and `check`.
 fn print_read_only(o: &FileOutcome, out: &Printer, check: bool) {
     if let Some(e) = &o.error {
-        out.error(&error_text(&o.path, e));
+        out.error(&error_text(&o.path, e, out.command));
         return;
+    }
+    for w in &o.warnings {
+        out.warn(&format!(
+            "{}: {}",
+            o.path.display(),
+            warning_text(w, out.command)
+        ));
     }
     if out.json {
         return;

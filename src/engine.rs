@@ -33,6 +33,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::codec::{Codec, CodecError};
 use crate::document::{Desired, Document, State};
 use crate::entries::{self, EntryError, EntryOptions, EntryReport, KeyRules, Template};
 use crate::format::{self, DetectError, Format};
@@ -42,7 +43,7 @@ use crate::plan::{self, Action, Op, Outcome, PlanError};
 use crate::problem::Problem;
 use crate::repair::{self, Fix};
 use crate::report::{self, RegionReport};
-use crate::state::{DirState, FileState, OwnerEntries, Store, StoreWarning};
+use crate::state::{DirState, FileState, OwnerEntries, Store, StoreError, StoreWarning, Style};
 use crate::warning::Warning;
 
 /// Where the state store lives (merge bases, the regions written in each file).
@@ -97,7 +98,24 @@ pub struct EditOptions {
     pub state: StateDir,
     /// Owned entries of strict JSON files.
     pub entries: EntryConfig,
+    /// `sync`/`apply`: a template without regions is a release that ships nothing (the
+    /// owner's regions are pruned) instead of an error.
+    pub allow_empty: bool,
+    /// `sync`/`apply`: the template's format, when its name does not tell it (it must be
+    /// the target's).
+    pub template_format: Option<Format>,
+    /// The files' encoding and the line ending of the lines written.
+    pub codec: Codec,
+    /// How long to wait for the lock of a target's directory that another run holds
+    /// (zero: one try); then the file fails.
+    pub lock_timeout: std::time::Duration,
+    /// The owner this run acts for, recorded with the regions it writes — the only record
+    /// of it for a foreign block, whose markers name no owner.
+    pub owner: Option<String>,
 }
+
+/// The default of [`EditOptions::lock_timeout`].
+pub const LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// How owned entries of strict JSON files are identified and written.
 #[derive(Clone, Debug, Default)]
@@ -125,6 +143,11 @@ impl Default for EditOptions {
             validate: None,
             state: StateDir::User,
             entries: EntryConfig::default(),
+            allow_empty: false,
+            template_format: None,
+            codec: Codec::default(),
+            lock_timeout: LOCK_TIMEOUT,
+            owner: None,
         }
     }
 }
@@ -168,12 +191,45 @@ pub enum Error {
          (markers) cannot be written; sync it from a JSON template instead (owned entries)"
     )]
     MarkersInJson,
+    /// The file's owner has no write permission on it (the mode): it was made read-only.
+    #[error(
+        "is read-only (mode {0:04o}: its owner may not write it), which is how a file is \
+         protected; nothing was written"
+    )]
+    ReadOnly(u32),
+    /// The state store cannot be used safely (a link in it, another user's store).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The target is hard-linked: replacing it would split the link.
+    #[error(
+        "has {0} hard links; writing it would replace this name only and split it from the \
+         others (which would keep the old content); nothing was written"
+    )]
+    HardLinked(u64),
+    /// Run as root, the target is a symbolic link to a file that does not exist.
+    #[error(
+        "is a symbolic link to {}, which does not exist; run as root, demarcate does not \
+         create a file where a link points (whoever owns the link chose where); create the \
+         file first, or give its real path",
+        .0.display()
+    )]
+    DanglingAsRoot(PathBuf),
+    /// The validation command changed the file it was asked to check.
+    #[error(
+        "the validation command changed the file it was given to check (a formatter?); what \
+         it checked is not what would be written, so nothing was written: use a command \
+         that only reads the file"
+    )]
+    ValidateChanged,
     /// The file is larger than 4 GiB, more than a parsed file can hold.
     #[error(
         "is larger than 4 GiB, which demarcate does not handle (it keeps offsets in 32 bits); \
          nothing was written"
     )]
     TooLarge,
+    /// The file cannot be read in its encoding, or the result cannot be written in it.
+    #[error(transparent)]
+    Codec(#[from] CodecError),
 }
 
 impl Error {
@@ -181,6 +237,28 @@ impl Error {
     #[must_use]
     pub const fn exit_code(&self) -> u8 {
         2
+    }
+
+    /// The input itself is refused (UTF-16, NUL bytes, not UTF-8 where the format needs
+    /// it, too large, rejected by the format's parser): a filter then hands nothing on, as
+    /// no file would be read. (An edit refused for what it would do — damaged markers, a
+    /// drift policy — is not this.)
+    #[must_use]
+    pub const fn refuses_input(&self) -> bool {
+        matches!(
+            self,
+            Self::Io(IoError::Utf16(_) | IoError::Binary(_))
+                | Self::Codec(
+                    CodecError::Utf16(_)
+                        | CodecError::Binary
+                        | CodecError::BomMismatch { .. }
+                        | CodecError::Malformed { .. }
+                        | CodecError::CrInLfFile
+                )
+                | Self::NotUtf8(_)
+                | Self::TooLarge
+                | Self::Plan(PlanError::InvalidInput(_) | PlanError::OpenFile { .. })
+        )
     }
 }
 
@@ -223,6 +301,109 @@ pub enum TemplateError {
         /// The first blocking problem.
         problem: Problem,
     },
+    /// Its format's own parser rejects it.
+    #[error("{}: the template is not valid {}: {}; fix the template", .path.display(), .format.name(), .message)]
+    Invalid {
+        /// The template.
+        path: PathBuf,
+        /// The format it was read as.
+        format: Format,
+        /// What is wrong, starting with the line.
+        message: String,
+    },
+    /// It is a JSON template whose entries cannot be read.
+    #[error("{}: {} (in the template)", .path.display(), .message)]
+    Entries {
+        /// The template.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// Its format is not the target's.
+    #[error(
+        "{}: the template is {} but the target is {}; a template gives regions of the \
+         target's own format",
+        .path.display(), .template.name(), .target.name()
+    )]
+    Format {
+        /// The template.
+        path: PathBuf,
+        /// Its format.
+        template: Format,
+        /// The target's.
+        target: Format,
+    },
+    /// It holds regions of another owner than the run's.
+    #[error("{}", other_owner_message(.path, .owner, *.mine, .others))]
+    OtherOwner {
+        /// The template.
+        path: PathBuf,
+        /// The run's owner.
+        owner: String,
+        /// How many regions of the run's owner it has.
+        mine: usize,
+        /// The other regions: BEGIN line and identity.
+        others: Vec<(usize, Identity)>,
+    },
+    /// It has no region at all.
+    #[error(
+        "{}: the template has no regions (no BEGIN/END markers), so it gives nothing to sync{}",
+        .path.display(),
+        .owner.as_ref().map(|o| format!(" for owner {o}")).unwrap_or_default()
+    )]
+    NoRegions {
+        /// The template.
+        path: PathBuf,
+        /// The run's owner.
+        owner: Option<String>,
+    },
+}
+
+fn other_owner_message(
+    path: &Path,
+    owner: &str,
+    mine: usize,
+    others: &[(usize, Identity)],
+) -> String {
+    const SHOWN: usize = 5;
+    let mut listed: Vec<String> = others
+        .iter()
+        .take(SHOWN)
+        .map(|(line, id)| format!("line {line}: \"{id}\""))
+        .collect();
+    if others.len() > SHOWN {
+        listed.push(format!("{} more", others.len() - SHOWN));
+    }
+    let owners: BTreeSet<&str> = others.iter().map(|(_, id)| id.owner.as_str()).collect();
+    let owners: Vec<String> = owners
+        .iter()
+        .map(|o| {
+            if o.is_empty() {
+                "(no owner)".to_owned()
+            } else {
+                (*o).to_owned()
+            }
+        })
+        .collect();
+    let first = others.first().map_or(1, |(l, _)| *l);
+    if mine == 0 {
+        format!(
+            "{}:{first}: the template has no region of owner {owner}; its regions are \
+             {}'s ({})",
+            path.display(),
+            owners.join(", "),
+            listed.join(", ")
+        )
+    } else {
+        format!(
+            "{}:{first}: the template mixes owners: besides {mine} region{} of {owner} it \
+             has {}'s ({}); a template holds the regions of one owner",
+            path.display(),
+            if mine == 1 { "" } else { "s" },
+            owners.join(", "),
+            listed.join(", ")
+        )
+    }
 }
 
 /// Something that happened while a file was handled, in order.
@@ -305,6 +486,8 @@ pub struct FileOutcome {
     pub found: bool,
     /// Why the file could not be handled.
     pub error: Option<Error>,
+    /// Where `--backup` copied the old file.
+    pub backup: Option<PathBuf>,
 }
 
 impl FileOutcome {
@@ -391,14 +574,32 @@ pub fn inspect(src: &[u8], opts: &EditOptions, check: bool) -> FileOutcome {
             Error::Usage("standard input has no name to tell its format by".to_owned()),
         );
     }
+    if let Err(e) = io::check_input(Path::new("standard input"), src) {
+        return FileOutcome::failed(path, opts.format, e.into());
+    }
     let opts = EditOptions {
         state: StateDir::None,
         ..opts.clone()
     };
-    read_only_bytes(path, src, &opts, check)
+    match opts.codec.decode(src) {
+        Ok(d) => read_only_bytes(path, &d.text, &opts, check),
+        Err(e) => FileOutcome::failed(path, opts.format, e.into()),
+    }
 }
 
 fn read_only(path: &Path, opts: &EditOptions, check: bool) -> FileOutcome {
+    if opts.codec != Codec::default() {
+        // Another encoding, or CR lines: decoded as an edit would decode them.
+        let raw = match io::read_raw(path) {
+            Ok(Some(s)) => s,
+            Ok(None) => return FileOutcome::failed(path, opts.format, Error::NoSuchFile),
+            Err(e) => return FileOutcome::failed(path, opts.format, e.into()),
+        };
+        return match opts.codec.decode(&raw) {
+            Ok(d) => read_only_bytes(path, &d.text, opts, check),
+            Err(e) => FileOutcome::failed(path, opts.format, e.into()),
+        };
+    }
     let src = match io::read_mapped(path) {
         Ok(Some(s)) => s,
         Ok(None) => return FileOutcome::failed(path, opts.format, Error::NoSuchFile),
@@ -415,35 +616,72 @@ fn read_only_bytes(path: &Path, src: &[u8], opts: &EditOptions, check: bool) -> 
     if f.syntax().requires_utf8() && std::str::from_utf8(src).is_err() {
         return FileOutcome::failed(path, Some(f), Error::NotUtf8(f));
     }
-    let known = opts
+    let canonical = canonical_path(&io::resolve(path).unwrap_or_else(|_| path.into()));
+    let dir = opts
         .state
         .store()
         .filter(|_| path != Path::new("-"))
-        .map(|s| {
-            s.load(&canonical_path(
-                &io::resolve(path).unwrap_or_else(|_| path.into()),
-            ))
-        })
-        .unwrap_or_default();
-    let f = entries_format(path, f, opts, &known);
+        .map(|s| s.dir(&dir_of(&canonical)))
+        .transpose();
+    let dir = match dir {
+        Ok(d) => d,
+        Err(e) => return FileOutcome::failed(path, Some(f), e.into()),
+    };
+    let known = dir.as_ref().map(|d| d.get(&canonical)).unwrap_or_default();
+    // A record that does not read is said by every command, reading ones too.
+    let corrupt = dir
+        .as_ref()
+        .and_then(DirState::corrupt)
+        .map(|c| Warning::StateCorrupt {
+            record: c.record.clone(),
+            reason: c.reason.clone(),
+            moved: c.moved.clone(),
+        });
+    let mut out = read_only_known(path, src, f, opts, check, &known);
+    out.warnings.extend(corrupt);
+    out
+}
+
+fn read_only_known(
+    path: &Path,
+    src: &[u8],
+    f: Format,
+    opts: &EditOptions,
+    check: bool,
+    known: &FileState,
+) -> FileOutcome {
+    let f = entries_format(path, f, opts, known);
     if f == Format::Json {
         let mut out = FileOutcome::new(path, Some(f));
-        let registries: Vec<(String, entries::Registry)> = known
+        let home = home();
+        let resolve = resolve_path;
+        let eopts = entry_options(opts, home.as_deref(), &resolve);
+        // Each owner's entries are read under that owner's own key rules.
+        let mut owners: Vec<(String, entries::Registry)> = known
             .entries
             .iter()
             .map(|(o, e)| (o.clone(), e.registry.clone()))
             .collect();
-        let specs = rule_specs(opts, &known, None);
-        let home = home();
-        let resolve = resolve_path;
-        let eopts = entry_options(opts, home.as_deref(), &resolve);
-        match KeyRules::parse(&specs).and_then(|r| entries::list(src, &r, &registries, &eopts)) {
-            Ok(list) => {
-                out.found = check && list.iter().any(|e| e.state == entries::EntryState::Drifted);
-                out.entries = list;
-            }
-            Err(e) => out.error = Some(e.into()),
+        if owners.is_empty() {
+            owners.push((String::new(), entries::Registry::default()));
         }
+        for (o, reg) in owners {
+            let specs = rule_specs(opts, known, Some(&o));
+            let regs = if o.is_empty() { vec![] } else { vec![(o, reg)] };
+            match KeyRules::parse(&specs).and_then(|r| entries::list(src, &r, &regs, &eopts)) {
+                Ok(list) => out.entries.extend(list),
+                Err(e) => {
+                    out.error = Some(e.into());
+                    out.entries.clear();
+                    break;
+                }
+            }
+        }
+        out.found = check
+            && out
+                .entries
+                .iter()
+                .any(|e| e.state == entries::EntryState::Drifted);
         return out;
     }
     // Only the regions and problems are kept: the comments go as they are paired, the rest
@@ -457,19 +695,7 @@ fn read_only_bytes(path: &Path, src: &[u8], opts: &EditOptions, check: bool) -> 
         // The keys were read for the duplicate-key report: they go before the format's check,
         // which may hold records of its own as many.
         doc.lexed.keys = crate::lex::Keys::default();
-        let syntax = f.syntax();
-        let rejected = match doc.lexed.unclosed {
-            // A structured format's readers reject a construct left open; a shell or env
-            // file's do not agree on it, so it is reported where an edit meets it.
-            Some(u) if syntax.requires_utf8() => Err(format!(
-                "line {}: the {} opened here is not closed by the end of the file",
-                crate::lines::line_of(src, u.start),
-                u.what
-            )),
-            Some(_) => Ok(()),
-            None => syntax.check_input(&doc),
-        };
-        if let Err(e) = rejected {
+        if let Err(e) = rejected_input(&doc, f) {
             return FileOutcome::failed(path, Some(f), Error::Plan(PlanError::InvalidInput(e)));
         }
     }
@@ -536,7 +762,7 @@ pub fn sync(
     opts: &EditOptions,
     reporter: &dyn Reporter,
 ) -> FileOutcome {
-    let work = |f: Format| template_work(template, f, owner);
+    let work = |f: Format| template_work(template, f, owner, opts);
     edit(path, opts, &work, reporter)
 }
 
@@ -550,10 +776,10 @@ pub fn repair(
 ) -> FileOutcome {
     let work = |f: Format| {
         let regions = match template {
-            Some(t) => match template_op(t, f, None)? {
-                Op::Sync { regions, .. } => regions,
-                _ => Vec::new(),
-            },
+            Some(t) => {
+                let bytes = io::read(t)?.ok_or_else(|| TemplateError::Missing(t.into()))?;
+                template_regions(&bytes, t, f, opts)?
+            }
             None => Vec::new(),
         };
         Ok(Work::Repair(regions))
@@ -562,25 +788,33 @@ pub fn repair(
 }
 
 /// `uninstall`: removes every region of `owner` that the state store says this tool wrote,
-/// in every file it knows. A region edited by hand is kept (a warning, and a finding: exit
-/// code 1); what is removed is forgotten, and a file with nothing left is forgotten too.
-/// A file that no longer exists is forgotten without a report.
+/// in every file it knows, each found in the marker style it was written in. A region
+/// edited by hand is kept (a warning, and a finding: exit code 1); what is removed is
+/// forgotten, and a file with nothing left is forgotten too. A file that no longer exists is
+/// forgotten without a report. A record of the store that does not read is a warning and a
+/// finding: what the owner wrote there cannot be known.
 pub fn uninstall(owner: &str, opts: &EditOptions, reporter: &dyn Reporter) -> Vec<FileOutcome> {
     let Some(store) = opts.state.store() else {
         return Vec::new();
     };
-    let mut files = store.known_files();
-    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let known = match store.known_files() {
+        Ok(k) => k,
+        Err(e) => return vec![report_failure(store.root(), None, e.into(), reporter)],
+    };
     let mut outcomes = Vec::new();
-    for mut known in files {
-        let ids: Vec<Identity> = known
-            .regions
-            .keys()
-            .filter_map(|k| k.parse::<Identity>().ok())
-            .filter(|id| id.owner == owner)
-            .collect();
+    for c in &known.corrupt {
+        let mut out = FileOutcome::new(&c.record, None);
+        state_corrupt(&c.record, &mut out, c, reporter);
+        // A finding (exit 1), as a region kept is; a dry run alone reports, exit 0.
+        out.found = opts.check || !opts.dry_run;
+        reporter.finished(&out);
+        outcomes.push(out);
+    }
+    let mut files = known.files;
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    for known in files {
+        let path = known.path.clone();
         if known.entries.contains_key(owner) {
-            let path = PathBuf::from(&known.path);
             if !path.exists() {
                 continue;
             }
@@ -592,70 +826,139 @@ pub fn uninstall(owner: &str, opts: &EditOptions, reporter: &dyn Reporter) -> Ve
                 })
             };
             let mut out = edit(&path, &file_opts, &work, reporter);
-            out.found |= out.warnings.iter().any(|w| {
+            // What is kept is a finding, except in a dry run without a check.
+            out.found |= (!opts.dry_run || opts.check)
+                && out.warnings.iter().any(|w| {
                 matches!(w, Warning::Entry(e) if e.kind == entries::WarningKind::EditedNotRemoved)
             });
             outcomes.push(out);
             continue;
         }
-        if ids.is_empty() {
+        // The owner's regions, by the style their markers were written in.
+        let mut by_style: BTreeMap<crate::state::Style, Vec<Identity>> = BTreeMap::new();
+        for (k, r) in &known.regions {
+            let Ok(id) = k.parse::<Identity>() else {
+                continue;
+            };
+            if id.owner == owner || r.style.owner.as_deref() == Some(owner) {
+                // The owner a foreign block was written for is no part of how it is found.
+                let style = crate::state::Style {
+                    owner: None,
+                    ..r.style.clone()
+                };
+                by_style.entry(style).or_default().push(id);
+            }
+        }
+        if by_style.is_empty() {
             continue;
         }
-        let path = PathBuf::from(&known.path);
+        let mine = |k: &String, r: &crate::state::RegionState| {
+            k.parse::<Identity>()
+                .is_ok_and(|id| id.owner == owner || r.style.owner.as_deref() == Some(owner))
+        };
         if !path.exists() {
             if !(opts.dry_run || opts.check) {
-                known
-                    .regions
-                    .retain(|k, _| !ids.iter().any(|id| id.to_string() == *k));
-                // The store is an aid: failing to forget a gone file loses nothing. The
-                // directory's record is shared by its files: change it under its lock.
-                let _lock = io::lock(&path, &mut |_| {});
-                let _ = store.save(&path, &known);
+                // The store is an aid: failing to forget a gone file loses nothing.
+                let _ = forget(&store, &path, opts, &|k, r| mine(k, r));
             }
             continue;
         }
-        let mut file_opts = opts.clone();
-        if let Some(f) = known.format.as_deref().and_then(Format::from_name) {
-            file_opts.format = Some(f);
-        }
-        let ops: Vec<Op> = ids.into_iter().map(Op::Remove).collect();
-        let mut out = edit(&path, &file_opts, &|_| Ok(Work::Ops(ops.clone())), reporter);
-        out.found |= out.outcomes.iter().any(|o| o.action == Action::KeptDrifted);
-        if out.error.is_none() && !(opts.dry_run || opts.check) {
-            // Regions the user already deleted by hand are forgotten too.
-            let present: BTreeSet<Identity> = out
-                .regions
-                .iter()
-                .filter(|r| r.state != report::RegionState::Removed)
-                .map(|r| Identity::new(&r.owner, &r.name))
-                .collect();
-            let canonical = canonical_path(&path);
-            let _lock = io::lock(&canonical, &mut |_| {});
-            let mut now = store.load(&canonical);
-            let before = now.regions.len();
-            now.regions.retain(|k, _| {
-                k.parse::<Identity>()
-                    .map_or(true, |id| id.owner != owner || present.contains(&id))
-            });
-            if now.regions.len() != before {
-                // The store is an aid: failing to forget loses nothing.
-                let _ = store.save(&canonical, &now);
+        let mut present: BTreeSet<Identity> = BTreeSet::new();
+        let mut failed = false;
+        for (style, ids) in by_style {
+            let mut file_opts = opts.clone();
+            if let Some(f) = known.format.as_deref().and_then(Format::from_name) {
+                file_opts.format = Some(f);
             }
+            if let Some(c) = style
+                .comment
+                .as_deref()
+                .and_then(crate::format::text::CommentStyle::from_spelling)
+            {
+                file_opts.format = Some(Format::text(c));
+            }
+            file_opts.plan.foreign = style.foreign();
+            let ops: Vec<Op> = ids.into_iter().map(Op::Remove).collect();
+            let mut out = edit(&path, &file_opts, &|_| Ok(Work::Ops(ops.clone())), reporter);
+            // A dry run alone never exits 1.
+            out.found |= (!opts.dry_run || opts.check)
+                && out.outcomes.iter().any(|o| o.action == Action::KeptDrifted);
+            failed |= out.error.is_some();
+            present.extend(
+                out.regions
+                    .iter()
+                    .filter(|r| r.state != report::RegionState::Removed)
+                    .map(|r| Identity::new(&r.owner, &r.name)),
+            );
+            outcomes.push(out);
         }
-        outcomes.push(out);
+        if !(failed || opts.dry_run || opts.check) {
+            // Regions the user already deleted by hand are forgotten too. The store is an
+            // aid: failing to forget loses nothing.
+            let _ = forget(&store, &canonical_path(&path), opts, &|k, r| {
+                mine(k, r) && !k.parse::<Identity>().is_ok_and(|id| present.contains(&id))
+            });
+        }
     }
     outcomes
 }
 
-/// What syncing a target of format `f` from a template file means: its regions (a marker
-/// format), or an owner's entries (strict JSON; the owner is required).
+/// Forgets the regions of `canonical` that `which` picks, under its directory's lock.
+fn forget(
+    store: &Store,
+    canonical: &Path,
+    opts: &EditOptions,
+    which: &dyn Fn(&String, &crate::state::RegionState) -> bool,
+) -> Result<(), Error> {
+    let dir = dir_of(canonical);
+    // A folder that is gone has no files anyone could edit meanwhile.
+    let _lock = if dir.is_dir() {
+        Some(lock_dir(Some(store), &dir, opts.lock_timeout, &mut |_| {})?)
+    } else {
+        None
+    };
+    let mut now = store.load(canonical)?;
+    let before = now.regions.len();
+    now.regions.retain(|k, r| !which(k, r));
+    if now.regions.len() != before {
+        store.save(canonical, &now)?;
+    }
+    Ok(())
+}
+
+/// What syncing a target of format `f` from a template file means: `owner`'s regions (a
+/// marker format), or `owner`'s entries (strict JSON; the owner is required). `owner` is
+/// `None` only for foreign markers, whose blocks have no owner of their own.
 ///
 /// # Errors
-/// A template that cannot be read or used, or no owner for entries.
-pub fn template_work(template: &Path, f: Format, owner: Option<&str>) -> Result<Work, Error> {
+/// A template that cannot be read or used (see [`template_op`]), or no owner for entries.
+pub fn template_work(
+    template: &Path,
+    f: Format,
+    owner: Option<&str>,
+    opts: &EditOptions,
+) -> Result<Work, Error> {
+    let bytes = io::read(template)?.ok_or_else(|| TemplateError::Missing(template.into()))?;
+    template_work_from(&bytes, template, f, owner, opts)
+}
+
+/// [`template_work`] on a template already read.
+///
+/// # Errors
+/// As [`template_work`].
+pub(crate) fn template_work_from(
+    bytes: &[u8],
+    template: &Path,
+    f: Format,
+    owner: Option<&str>,
+    opts: &EditOptions,
+) -> Result<Work, Error> {
     if f != Format::Json {
-        return Ok(Work::Ops(vec![template_op(template, f, owner)?]));
+        return Ok(Work::Ops(vec![template_op_from(
+            bytes, template, f, owner, opts,
+        )?]));
     }
+    template_format(template, bytes, f, opts)?;
     let owner = owner.filter(|o| !o.is_empty()).ok_or_else(|| {
         Error::Usage(
             "owned entries of a strict JSON file need their owner (the file has no markers to \
@@ -663,9 +966,12 @@ pub fn template_work(template: &Path, f: Format, owner: Option<&str>) -> Result<
                 .to_owned(),
         )
     })?;
-    let bytes = io::read(template)?.ok_or_else(|| TemplateError::Missing(template.into()))?;
+    let template = entries_template(bytes).map_err(|e| TemplateError::Entries {
+        path: template.into(),
+        message: e.to_string(),
+    })?;
     Ok(Work::EntriesSync {
-        template: entries_template(&bytes)?,
+        template,
         owner: owner.to_owned(),
     })
 }
@@ -679,6 +985,13 @@ pub fn template_work(template: &Path, f: Format, owner: Option<&str>) -> Result<
 pub fn entries_template(bytes: &[u8]) -> Result<Template, Error> {
     match Template::parse(bytes) {
         Ok(t) => Ok(t),
+        // Too deep for any reader: never handed to the JSONC reader, which recurses.
+        Err(
+            e @ EntryError::Syntax {
+                kind: entries::SyntaxKind::TooDeep,
+                ..
+            },
+        ) => Err(e.into()),
         Err(strict) => {
             let jsonc = std::str::from_utf8(bytes)
                 .ok()
@@ -691,55 +1004,176 @@ pub fn entries_template(bytes: &[u8]) -> Result<Template, Error> {
     }
 }
 
-/// The sync operation a template file asks for, for a target of format `f`.
+/// The sync operation a template file asks for, for a target of format `f` (see
+/// [`template_work`]).
 ///
 /// # Errors
-/// A template that cannot be read, is not UTF-8, or has damaged markers.
-pub fn template_op(template: &Path, f: Format, owner: Option<&str>) -> Result<Op, TemplateError> {
-    let bytes = io::read(template)?.ok_or_else(|| TemplateError::Missing(template.into()))?;
-    template_op_from(&bytes, template, f, owner)
-}
-
-/// [`template_op`] on a template already read.
-///
-/// # Errors
-/// A template that is not UTF-8 or has damaged markers.
-pub(crate) fn template_op_from(
-    bytes: &[u8],
+/// A template that cannot be read, is not UTF-8, is of another format than the target, is
+/// rejected by its format's parser, has damaged markers, holds a region of another owner
+/// than `owner`, or has no region at all (unless [`EditOptions::allow_empty`]).
+pub fn template_op(
     template: &Path,
     f: Format,
     owner: Option<&str>,
+    opts: &EditOptions,
 ) -> Result<Op, TemplateError> {
+    let bytes = io::read(template)?.ok_or_else(|| TemplateError::Missing(template.into()))?;
+    template_op_from(&bytes, template, f, owner, opts)
+}
+
+/// True when a template of format `t` can give the regions or entries of a target of
+/// format `f`: the same format, text files of any comment style, or JSON with and without
+/// comments (a JSONC template for strict JSON entries, a plain JSON one for JSONC regions).
+fn same_format(t: Format, f: Format) -> bool {
+    t == f
+        || matches!((t, f), (Format::Text(_), Format::Text(_)))
+        || matches!(
+            (t, f),
+            (Format::Json | Format::Jsonc, Format::Json | Format::Jsonc)
+        )
+}
+
+/// Refuses a template whose format (given, or detected as a target's is: by its name, then
+/// its first line) differs from the target's. A template whose format cannot be told is
+/// read as the target's.
+fn template_format(
+    template: &Path,
+    bytes: &[u8],
+    f: Format,
+    opts: &EditOptions,
+) -> Result<(), TemplateError> {
+    let t = match opts.template_format {
+        Some(t) => t,
+        None => format::detect(template, bytes).unwrap_or(f),
+    };
+    if same_format(t, f) {
+        Ok(())
+    } else {
+        Err(TemplateError::Format {
+            path: template.into(),
+            template: t,
+            target: f,
+        })
+    }
+}
+
+/// The template parsed as format `f`: UTF-8, accepted by the format's own parser, markers
+/// undamaged. Every error names the template and its line.
+fn template_doc<'a>(
+    bytes: &'a [u8],
+    template: &Path,
+    f: Format,
+    foreign: Option<&crate::document::Foreign>,
+) -> Result<Document<'a>, TemplateError> {
     if std::str::from_utf8(bytes).is_err() {
         return Err(TemplateError::NotUtf8(template.into()));
     }
-    let doc = Document::parse(bytes, f.syntax());
+    let doc = Document::parse_with(bytes, f.syntax(), foreign);
     if let Some(p) = doc.problems.iter().find(|p| p.kind.blocks()) {
         return Err(TemplateError::Damaged {
             path: template.into(),
             problem: p.clone(),
         });
     }
+    rejected_input(&doc, f).map_err(|message| TemplateError::Invalid {
+        path: template.into(),
+        format: f,
+        message,
+    })?;
+    Ok(doc)
+}
+
+/// What the format's own readers reject in a parsed file (a construct left open, what its
+/// parser refuses), in words that start with the line.
+fn rejected_input(doc: &Document<'_>, f: Format) -> Result<(), String> {
+    let syntax = f.syntax();
+    match doc.lexed.unclosed {
+        // A structured format's readers reject a construct left open; a shell or env
+        // file's do not agree on it, so it is reported where an edit meets it.
+        Some(u) if syntax.requires_utf8() => Err(format!(
+            "line {}: the {} opened here is not closed by the end of the file",
+            crate::lines::line_of(doc.src, u.start),
+            u.what
+        )),
+        Some(_) => Ok(()),
+        None => syntax.check_input(doc),
+    }
+}
+
+/// The regions of a template, for `repair` (every owner's).
+fn template_regions(
+    bytes: &[u8],
+    template: &Path,
+    f: Format,
+    opts: &EditOptions,
+) -> Result<Vec<Desired>, TemplateError> {
+    let doc = template_doc(bytes, template, f, opts.plan.foreign.as_ref())?;
+    Ok(doc
+        .regions
+        .iter()
+        .map(|r| Desired {
+            id: r.id(bytes),
+            body: r.body().of(bytes).to_vec(),
+        })
+        .collect())
+}
+
+/// [`template_op`] on a template already read: the one place every template of `sync` and
+/// `apply` goes through.
+///
+/// # Errors
+/// As [`template_op`].
+pub(crate) fn template_op_from(
+    bytes: &[u8],
+    template: &Path,
+    f: Format,
+    owner: Option<&str>,
+    opts: &EditOptions,
+) -> Result<Op, TemplateError> {
+    template_format(template, bytes, f, opts)?;
+    let doc = template_doc(bytes, template, f, opts.plan.foreign.as_ref())?;
+    let ids: Vec<Identity> = doc.regions.iter().map(|r| r.id(bytes)).collect();
+    if let Some(o) = owner {
+        let others: Vec<(usize, Identity)> = doc
+            .regions
+            .iter()
+            .zip(&ids)
+            .filter(|(_, id)| id.owner != o)
+            .map(|(r, id)| (r.begin.line_no(), id.clone()))
+            .collect();
+        if !others.is_empty() {
+            return Err(TemplateError::OtherOwner {
+                path: template.into(),
+                owner: o.to_owned(),
+                mine: ids.len() - others.len(),
+                others,
+            });
+        }
+    }
+    if ids.is_empty() && !opts.allow_empty {
+        return Err(TemplateError::NoRegions {
+            path: template.into(),
+            owner: owner.map(str::to_owned),
+        });
+    }
     let regions: Vec<Desired> = doc
         .regions
         .iter()
-        .map(|r| (r.id(bytes), r))
-        .filter(|(id, _)| owner.is_none_or(|o| id.owner == o))
-        .map(|(id, r)| Desired {
-            id,
+        .zip(&ids)
+        .map(|(r, id)| Desired {
+            id: id.clone(),
             body: f.syntax().template_body(&doc, r),
         })
         .collect();
     let owners: BTreeSet<String> = match owner {
         Some(o) => [o.to_owned()].into(),
-        None => regions.iter().map(|d| d.id.owner.clone()).collect(),
+        None => ids.iter().map(|id| id.owner.clone()).collect(),
     };
     let places = doc
         .regions
         .iter()
-        .map(|r| (r.id(bytes), r))
-        .filter(|(id, _)| owner.is_none_or(|o| id.owner == o))
-        .filter_map(|(id, r)| f.syntax().home(&doc, r).map(|h| (id, h)))
+        .zip(&ids)
+        .filter_map(|(r, id)| f.syntax().home(&doc, r).map(|h| (id.clone(), h)))
         .collect();
     Ok(Op::Sync {
         regions,
@@ -793,14 +1227,24 @@ fn edit_inner(
         Ok(r) => r,
         Err(e) => return fail(e.into()),
     };
+    if let Err(e) = dangling_as_root(path, &real) {
+        return fail(e);
+    }
     let waiting = &mut |dir: &Path| reporter.event(path, &Event::Waiting(dir));
-    let _lock = match io::lock(&real, waiting) {
-        Ok(l) => l,
-        Err(e) => return fail(e.into()),
-    };
     let store = opts.state.store();
     let canonical = canonical_path(&real);
-    let mut dir = store.as_ref().map(|s| s.dir(&dir_of(&canonical)));
+    let dir_path = dir_of(&canonical);
+    let _lock = match lock_dir(store.as_ref(), &dir_path, opts.lock_timeout, waiting) {
+        Ok(l) => l,
+        Err(e) => return fail(e),
+    };
+    let mut dir = match store.as_ref().map(|s| s.dir(&dir_path)).transpose() {
+        Ok(d) => d,
+        Err(e) => return fail(e.into()),
+    };
+    if let Some(Err(e)) = dir.as_ref().map(|d| d.check(&canonical)) {
+        return fail(e.into());
+    }
     let cx = FileCx {
         path,
         real: &real,
@@ -814,17 +1258,125 @@ fn edit_inner(
         Err(e) => return fail(e.into()),
     };
     let known = dir.as_ref().map(|d| d.get(&canonical)).unwrap_or_default();
-    let (mut out, written) = cx.attempts(&known, dir.as_ref(), read, bytes, ATTEMPTS, false);
+    let (mut out, written) = cx.attempts(&known, dir.as_ref(), read, bytes, ATTEMPTS, None);
+    // The record step every run that decided something reaches, written or not: what the
+    // store learns is saved (only when it changed, so a second run writes nothing).
     if let Some(w) = written {
+        let bytes_written = w.bytes_written;
         if let (Some(d), Some(s)) = (&mut dir, &store) {
             w.record(d, &canonical, known);
             if let Err(e) = s.save_dir(d) {
                 state_not_saved(path, &mut out, &e, reporter);
             }
         }
-        wrote(path, &out, reporter);
+        if bytes_written {
+            wrote(path, &out, reporter);
+        }
+    }
+    if let Some(c) = dir.as_ref().and_then(DirState::corrupt) {
+        state_corrupt(path, &mut out, c, reporter);
     }
     out
+}
+
+/// What a removal that finds nothing to remove says: one warning per region asked for, or
+/// one for an owner's entries.
+fn nothing_to_remove(work: &Work) -> Vec<Warning> {
+    match work {
+        Work::Ops(ops) => ops
+            .iter()
+            .filter_map(|op| match op {
+                Op::Remove(id) => Some(Warning::NothingToRemove {
+                    id: Some(id.clone()),
+                    owner: id.owner.clone(),
+                }),
+                _ => None,
+            })
+            .collect(),
+        Work::EntriesRemove { owner } => vec![Warning::NothingToRemove {
+            id: None,
+            owner: owner.clone(),
+        }],
+        Work::Repair(_) | Work::EntriesSync { .. } => Vec::new(),
+    }
+}
+
+/// The mode of a file its owner may not write (no owner write bit), else `None` (also
+/// when it does not exist).
+fn read_only_mode(real: &Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(real).ok()?.permissions().mode() & 0o7777;
+    (mode & 0o200 == 0).then_some(mode)
+}
+
+/// The text format in the comment a region was written with, when the run removes regions
+/// the store knows were written so and was not told a comment other than the default: a
+/// region written with `--comment '//'` is found again by a plain `remove`.
+fn recorded_comment(f: Format, work: &Work, known: &FileState) -> Option<Format> {
+    if f != Format::text(crate::format::text::CommentStyle::Hash) {
+        return None;
+    }
+    let Work::Ops(ops) = work else {
+        return None;
+    };
+    ops.iter()
+        .filter_map(|o| match o {
+            Op::Remove(id) => known.regions.get(&id.to_string()),
+            _ => None,
+        })
+        .find_map(|r| r.style.comment.as_deref())
+        .and_then(crate::format::text::CommentStyle::from_spelling)
+        .map(Format::text)
+}
+
+/// Run as root, a symlinked target whose destination does not exist is refused: creating
+/// the file would create it wherever the link's owner pointed it.
+fn dangling_as_root(path: &Path, real: &Path) -> Result<(), Error> {
+    if crate::private::euid() != 0 || real == path {
+        return Ok(());
+    }
+    let linked = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if linked && std::fs::symlink_metadata(real).is_err() {
+        return Err(Error::DanglingAsRoot(real.to_path_buf()));
+    }
+    Ok(())
+}
+
+/// Locks the target directory `dir` by its lock file in the state store (with no store,
+/// in this user's folder under the system's temporary folder), waiting at most `timeout`.
+fn lock_dir(
+    store: Option<&Store>,
+    dir: &Path,
+    timeout: std::time::Duration,
+    waiting: &mut dyn FnMut(&Path),
+) -> Result<io::DirLock, Error> {
+    if !dir.is_dir() {
+        return Err(IoError::NoParent(dir.to_path_buf()).into());
+    }
+    let fallback;
+    let store = if let Some(s) = store {
+        s
+    } else {
+        fallback = Store::for_locks_only();
+        &fallback
+    };
+    let (file, path) = store.lock_file(dir)?;
+    Ok(io::lock_dir(
+        dir,
+        io::LockFile { file, path },
+        timeout,
+        waiting,
+    )?)
+}
+
+fn state_corrupt(path: &Path, out: &mut FileOutcome, c: &crate::state::Corrupt, r: &dyn Reporter) {
+    let w = Warning::StateCorrupt {
+        record: c.record.clone(),
+        reason: c.reason.clone(),
+        moved: c.moved.clone(),
+    };
+    r.event(path, &Event::Warning(&w));
+    out.warnings.push(w);
 }
 
 /// The directory of a canonical path (whose lock and state record the file shares).
@@ -835,7 +1387,7 @@ fn dir_of(canonical: &Path) -> PathBuf {
     }
 }
 
-fn state_not_saved(path: &Path, out: &mut FileOutcome, e: &std::io::Error, r: &dyn Reporter) {
+fn state_not_saved(path: &Path, out: &mut FileOutcome, e: &dyn fmt::Display, r: &dyn Reporter) {
     let w = Warning::StateNotSaved {
         reason: e.to_string(),
     };
@@ -849,7 +1401,9 @@ fn wrote(path: &Path, out: &FileOutcome, reporter: &dyn Reporter) {
         reporter.event(path, &Event::Wrote(o));
     }
     for e in &out.entries {
-        if e.action != entries::EntryAction::Unchanged {
+        // Without a byte changed only an adoption is news (the rest was said before).
+        let news = out.changed || e.action == entries::EntryAction::Adopted;
+        if e.action != entries::EntryAction::Unchanged && news {
             reporter.event(path, &Event::WroteEntry(e));
         }
     }
@@ -871,8 +1425,10 @@ struct FileCx<'a> {
 /// One attempt at a file: nothing to write, or its new bytes staged.
 #[allow(clippy::large_enum_variant)] // one per file, moved a few times
 enum Step {
-    /// Nothing is written (dry run, check, no change, not created, or a failure).
+    /// Nothing is written (dry run, check, not created, or a failure).
     Finished(FileOutcome),
+    /// Nothing is written: the file already is as asked; the store learns what was decided.
+    Decided(FileOutcome, Written),
     /// The new bytes are in a temporary file beside the target.
     Staged(Box<Staged>),
 }
@@ -886,11 +1442,14 @@ struct Staged {
     written: Written,
 }
 
-/// What the state store learns from a file once written.
+/// What the state store learns from a run on a file: once written, or once found to be as
+/// asked already (regions found after the store was lost are recorded then).
 struct Written {
     f: Format,
     record: Record,
     keep_bodies: bool,
+    /// The file's bytes were written (not only found as asked).
+    bytes_written: bool,
 }
 
 impl Written {
@@ -913,13 +1472,18 @@ impl FileCx<'_> {
         dir: Option<&DirState>,
         read: &io::Snapshot,
         bytes: Option<Vec<u8>>,
-        backed_up: &mut bool,
+        backed_up: &mut Option<PathBuf>,
         sync: bool,
     ) -> Step {
         let (path, opts, reporter) = (self.path, self.opts, self.reporter);
         let missing = bytes.is_none();
-        let src = bytes.unwrap_or_default();
-        let f = match detect(path, opts, &src) {
+        let raw = bytes.unwrap_or_default();
+        let decoded = match opts.codec.decode(&raw) {
+            Ok(d) => d,
+            Err(e) => return Step::Finished(self.fail(None, e.into())),
+        };
+        let src: &[u8] = &decoded.text;
+        let f = match detect(path, opts, src) {
             Ok(f) => entries_format(path, f, opts, known),
             Err(e) => return Step::Finished(self.fail(None, e)),
         };
@@ -927,28 +1491,37 @@ impl FileCx<'_> {
             Ok(w) => w,
             Err(e) => return Step::Finished(self.fail(Some(f), e)),
         };
+        let f = recorded_comment(f, &work, known).unwrap_or(f);
         let only_removals = match &work {
             Work::Ops(ops) => ops.iter().all(|o| matches!(o, Op::Remove(_))),
             Work::EntriesRemove { .. } => true,
             Work::Repair(_) | Work::EntriesSync { .. } => false,
         };
         if missing && (!opts.create || only_removals) {
-            if !opts.create {
+            let mut out = FileOutcome::new(path, Some(f));
+            if only_removals {
+                out.warnings = nothing_to_remove(&work);
+                for w in &out.warnings {
+                    reporter.event(path, &Event::Warning(w));
+                }
+            } else {
                 reporter.event(path, &Event::NotCreated);
             }
-            return Step::Finished(FileOutcome::new(path, Some(f)));
+            return Step::Finished(out);
         }
-        if f.syntax().requires_utf8() && std::str::from_utf8(&src).is_err() {
+        if f.syntax().requires_utf8() && std::str::from_utf8(src).is_err() {
             return Step::Finished(self.fail(Some(f), Error::NotUtf8(f)));
         }
         let planned = if f == Format::Json {
-            plan_entries(path, &src, &work, opts, known, reporter)
+            plan_entries(path, src, &work, opts, known, reporter)
         } else {
-            plan_parsed(path, f, &src, &work, opts, known, dir, reporter).map(|(out, p)| {
+            plan_parsed(path, f, src, &work, opts, known, dir, reporter).map(|(out, p, found)| {
                 let record = Record::Regions {
                     outcomes: p.outcomes,
                     created: p.created,
                     dropped: p.dropped,
+                    found,
+                    style: Style::of(f, opts),
                 };
                 (out, p.new, record)
             })
@@ -959,9 +1532,40 @@ impl FileCx<'_> {
         };
         // After a lost update the file does not hold `src` yet: write even an unchanged plan.
         out.changed |= read.pending();
-        if opts.dry_run || opts.check || !out.changed {
+        // Written in the file's encoding: a character it cannot hold fails even a dry run.
+        let new = match opts.codec.encode(&new, &decoded) {
+            Ok(n) => n.into_owned(),
+            Err(e) => return Step::Finished(self.fail(Some(f), e.into())),
+        };
+        // A file its owner may not write was made read-only to protect it: an edit is
+        // refused (also when only shown or checked, which would otherwise promise it).
+        if out.changed
+            && !opts.plan.force
+            && let Some(mode) = read_only_mode(self.real)
+        {
+            return Step::Finished(self.fail(Some(f), Error::ReadOnly(mode)));
+        }
+        // Env bodies (secrets) are kept only for a merge.
+        let keep_bodies = f != Format::Env || opts.plan.on_drift == plan::OnDrift::Merge;
+        if opts.dry_run || opts.check {
             return Step::Finished(out);
         }
+        if !out.changed {
+            // Nothing to write, but what was decided is recorded (regions found as asked
+            // after the store was lost, say).
+            let written = Written {
+                f,
+                record,
+                keep_bodies,
+                bytes_written: false,
+            };
+            return Step::Decided(out, written);
+        }
+        let links = read.links();
+        if links > 1 && !opts.plan.force {
+            return Step::Finished(self.fail(Some(f), Error::HardLinked(links)));
+        }
+        let expected = opts.validate.as_ref().map(|_| new.clone());
         let staged = match io::stage(self.real, new, read, sync) {
             Ok(s) => s,
             Err(e) => return Step::Finished(self.fail(Some(f), e.into())),
@@ -971,29 +1575,35 @@ impl FileCx<'_> {
             reporter.event(path, &Event::Warning(&w));
             out.warnings.push(w);
         }
-        if let Some(cmd) = &opts.validate
-            && let Err(e) = io::run_validate(cmd, staged.path())
-        {
-            return Step::Finished(self.fail(Some(f), Error::Validate(e)));
+        if let Some(cmd) = &opts.validate {
+            if let Err(e) = io::run_validate(cmd, staged.path()) {
+                return Step::Finished(self.fail(Some(f), Error::Validate(e)));
+            }
+            // What was checked must be what is written.
+            if std::fs::read(staged.path()).ok() != expected {
+                return Step::Finished(self.fail(Some(f), Error::ValidateChanged));
+            }
         }
-        if opts.backup && !*backed_up {
-            match io::backup(read, &src) {
-                Ok(Some(b)) => reporter.event(path, &Event::BackedUp(&b)),
+        if opts.backup && backed_up.is_none() {
+            match io::backup(read, &raw) {
+                Ok(Some(b)) => {
+                    reporter.event(path, &Event::BackedUp(&b));
+                    *backed_up = Some(b);
+                }
                 Ok(None) => {}
                 Err(e) => return Step::Finished(self.fail(Some(f), e.into())),
             }
-            *backed_up = true;
         }
-        // Env bodies (secrets) are kept only for a merge.
-        let keep_bodies = f != Format::Env || opts.plan.on_drift == plan::OnDrift::Merge;
+        out.backup.clone_from(backed_up);
         Step::Staged(Box::new(Staged {
             out,
-            src,
+            src: raw,
             staged,
             written: Written {
                 f,
                 record,
                 keep_bodies,
+                bytes_written: true,
             },
         }))
     }
@@ -1009,11 +1619,12 @@ impl FileCx<'_> {
         mut read: io::Snapshot,
         mut bytes: Option<Vec<u8>>,
         tries: usize,
-        mut backed_up: bool,
+        mut backed_up: Option<PathBuf>,
     ) -> (FileOutcome, Option<Written>) {
         for _ in 0..tries {
             let s = match self.attempt(known, dir, &read, bytes.take(), &mut backed_up, true) {
                 Step::Finished(out) => return (out, None),
+                Step::Decided(out, w) => return (out, Some(w)),
                 Step::Staged(s) => s,
             };
             let Staged {
@@ -1133,8 +1744,8 @@ struct BatchDir {
 enum Pending {
     Done(FileOutcome, Option<Written>),
     Staged(io::Snapshot, Box<Staged>),
-    Following(io::Following, FileOutcome, Written, bool),
-    Again(io::Snapshot, Option<Vec<u8>>, bool),
+    Following(io::Following, FileOutcome, Written, Option<PathBuf>),
+    Again(io::Snapshot, Option<Vec<u8>>, Option<PathBuf>),
 }
 
 fn run_batch(
@@ -1149,10 +1760,13 @@ fn run_batch(
         .map(|(dir, idx)| {
             let first = &files[idx[0]].path;
             let waiting = &mut |d: &Path| reporter.event(first, &Event::Waiting(d));
+            let opts = files[idx[0]].opts;
+            let store = opts.state.store();
             BatchDir {
                 dir: dir.clone(),
                 files: idx.clone(),
-                lock: io::lock_dir(dir, waiting).map_err(|e| e.to_string()),
+                lock: lock_dir(store.as_ref(), dir, opts.lock_timeout, waiting)
+                    .map_err(|e| e.to_string()),
                 state: None,
                 store: None,
             }
@@ -1162,7 +1776,11 @@ fn run_batch(
         if d.lock.is_ok() {
             let opts = files[d.files[0]].opts;
             d.store = opts.state.store();
-            d.state = d.store.as_ref().map(|s| s.dir(&d.dir));
+            match d.store.as_ref().map(|s| s.dir(&d.dir)).transpose() {
+                Ok(state) => d.state = state,
+                // A store that cannot be used safely fails the directory's files.
+                Err(e) => d.lock = Err(Error::from(e).to_string()),
+            }
         }
     });
     let cx = |i: usize| FileCx {
@@ -1186,14 +1804,21 @@ fn run_batch(
                 let err = Error::Io(IoError::Io(std::io::Error::other(e.clone())));
                 return (di, i, Pending::Done(c.fail(None, err), None));
             }
+            if let Err(e) = dangling_as_root(c.path, c.real) {
+                return (di, i, Pending::Done(c.fail(None, e), None));
+            }
             let (mut read, bytes) = match io::snapshot(c.real) {
                 Ok(s) => s,
                 Err(e) => return (di, i, Pending::Done(c.fail(None, e.into()), None)),
             };
+            if let Some(Err(e)) = state.map(|s| s.check(c.canonical)) {
+                return (di, i, Pending::Done(c.fail(None, e.into()), None));
+            }
             let known = state.map(|s| s.get(c.canonical)).unwrap_or_default();
-            let mut backed_up = false;
+            let mut backed_up = None;
             match c.attempt(&known, state, &read, bytes, &mut backed_up, false) {
                 Step::Finished(out) => (di, i, Pending::Done(out, None)),
+                Step::Decided(out, w) => (di, i, Pending::Done(out, Some(w))),
                 Step::Staged(s) => {
                     read.release();
                     (di, i, Pending::Staged(read, s))
@@ -1229,9 +1854,10 @@ fn run_batch(
                 staged,
                 written,
             } = *s;
+            let backed_up = out.backup.clone();
             *p = match staged.rename(read, &src) {
-                Ok(io::Renamed::Following(f)) => Pending::Following(f, out, written, false),
-                Ok(io::Renamed::Changed(s, c)) => Pending::Again(s, c, false),
+                Ok(io::Renamed::Following(f)) => Pending::Following(f, out, written, backed_up),
+                Ok(io::Renamed::Changed(s, c)) => Pending::Again(s, c, backed_up),
                 Err(e) => Pending::Done(cx(*i).fail(Some(written.f), e.into()), None),
             };
         }
@@ -1275,7 +1901,7 @@ fn run_batch(
         let Pending::Done(out, written) = p else {
             continue;
         };
-        let wrote_it = written.is_some();
+        let wrote_it = written.as_ref().is_some_and(|w| w.bytes_written);
         if let (Some(w), Some(st)) = (written, dirs[di].state.as_mut()) {
             let known = st.get(&files[i].canonical);
             w.record(st, &files[i].canonical, known);
@@ -1294,9 +1920,12 @@ fn run_batch(
         let path = &files[i].path;
         if wrote_it {
             if let Some(e) = &errors[di] {
-                state_not_saved(path, &mut out, &std::io::Error::other(e.clone()), reporter);
+                state_not_saved(path, &mut out, e, reporter);
             }
             wrote(path, &out, reporter);
+        }
+        if let Some(c) = dirs[di].state.as_ref().and_then(DirState::corrupt) {
+            state_corrupt(path, &mut out, c, reporter);
         }
         if let Some(e) = &out.error {
             reporter.event(path, &Event::Failed(e));
@@ -1356,8 +1985,11 @@ fn plan_parsed(
     known: &FileState,
     store: Option<&DirState>,
     reporter: &dyn Reporter,
-) -> Result<(FileOutcome, plan::Plan), Box<FileOutcome>> {
-    let doc = Document::parse_with(src, f.syntax(), opts.plan.foreign.as_ref());
+) -> Result<(FileOutcome, plan::Plan, Vec<Found>), Box<FileOutcome>> {
+    let mut doc = Document::parse_with(src, f.syntax(), opts.plan.foreign.as_ref());
+    if let Some(eol) = opts.codec.eol() {
+        doc.eol = eol;
+    }
     let failed = |e: Error| {
         let mut out = FileOutcome::failed(path, Some(f), e);
         out.regions = report::regions(doc.src, &doc.regions, &[]);
@@ -1407,6 +2039,7 @@ fn plan_parsed(
             problems: d.problems,
         }
     });
+    let found = found_regions(&planned.new, &checked.regions, &planned.outcomes, known);
     let mut out = FileOutcome::new(path, Some(f));
     out.changed = changed;
     out.regions = report::regions(&planned.new, &checked.regions, &planned.outcomes);
@@ -1418,7 +2051,47 @@ fn plan_parsed(
         reporter.event(path, &Event::Warning(w));
     }
     conclude(&mut out, src, &planned.new, opts, reporter);
-    Ok((out, planned))
+    Ok((out, planned, found))
+}
+
+/// A region the run left as it was (already as asked, or the user's edit kept) that the
+/// store did not know of — after the store was lost, say: its hash and body as the file
+/// holds them, to be recorded like a region written.
+pub(crate) struct Found {
+    id: Identity,
+    hash: Option<String>,
+    /// The body, line endings LF (a merge base when pristine).
+    body: Vec<u8>,
+}
+
+fn found_regions(
+    new: &[u8],
+    regions: &[crate::document::Region],
+    outcomes: &[Outcome],
+    known: &FileState,
+) -> Vec<Found> {
+    let left: BTreeSet<&Identity> = outcomes
+        .iter()
+        .filter(|o| matches!(o.action, Action::Unchanged | Action::KeptDrifted))
+        .filter(|o| !known.regions.contains_key(&o.id.to_string()))
+        .map(|o| &o.id)
+        .collect();
+    if left.is_empty() {
+        return Vec::new();
+    }
+    regions
+        .iter()
+        .filter_map(|r| {
+            let id = r.id(new);
+            // A drifted body is the user's, never a merge base: only the identity is kept.
+            let pristine = r.state() == State::Pristine;
+            left.contains(&id).then(|| Found {
+                hash: r.hash(new).filter(|_| pristine),
+                body: crate::hash::normalize_lines(r.body().of(new)),
+                id,
+            })
+        })
+        .collect()
 }
 
 /// What a plan that writes nothing yet means: with a dry run, the diff; with a check, a
@@ -1465,6 +2138,16 @@ pub fn filter(
                 Error::Usage("standard input has no name to tell its format by".to_owned()),
             ))
         })?;
+        // What a file is checked for, standard input is too (in the encoding given).
+        if opts.codec.encoding == crate::codec::Encoding::Utf8 {
+            io::check_input(Path::new("standard input"), src)
+                .map_err(|e| Box::new(FileOutcome::failed(path, Some(f), e.into())))?;
+        }
+        let decoded = opts
+            .codec
+            .decode(src)
+            .map_err(|e| Box::new(FileOutcome::failed(path, Some(f), e.into())))?;
+        let src: &[u8] = &decoded.text;
         if f.syntax().requires_utf8() && std::str::from_utf8(src).is_err() {
             return Err(Box::new(FileOutcome::failed(
                 path,
@@ -1473,7 +2156,7 @@ pub fn filter(
             )));
         }
         let work = work(f).map_err(|e| Box::new(FileOutcome::failed(path, Some(f), e)))?;
-        plan_parsed(
+        let (out, planned, _) = plan_parsed(
             path,
             f,
             src,
@@ -1482,10 +2165,15 @@ pub fn filter(
             &FileState::default(),
             None,
             reporter,
-        )
+        )?;
+        let new = opts
+            .codec
+            .encode(&planned.new, &decoded)
+            .map_err(|e| Box::new(FileOutcome::failed(path, Some(f), e.into())))?;
+        Ok((out, new.into_owned()))
     })();
     let (out, new) = match result {
-        Ok((out, planned)) => (out, planned.new),
+        Ok((out, new)) => (out, new),
         Err(out) => (*out, src.to_vec()),
     };
     if let Some(e) = &out.error {
@@ -1502,6 +2190,10 @@ enum Record {
         outcomes: Vec<Outcome>,
         created: Vec<crate::place::Created>,
         dropped: Vec<crate::place::Created>,
+        /// Regions left as they were that the store did not know.
+        found: Vec<Found>,
+        /// How this run's markers are written.
+        style: Style,
     },
     /// An owner's entries: its rules and registry, and other owners' changed registries.
     Entries {
@@ -1526,6 +2218,8 @@ impl Record {
                 outcomes,
                 created,
                 dropped,
+                found,
+                style,
             } => {
                 known.format = Some(f.name().to_owned());
                 known.containers.retain(|c| !dropped.contains(c));
@@ -1534,7 +2228,25 @@ impl Record {
                         known.containers.push(c);
                     }
                 }
-                store.record(canonical, known, &outcomes, keep_bodies);
+                // Found regions are recorded as if this run had written them.
+                let found: Vec<Outcome> = found
+                    .into_iter()
+                    .map(|r| Outcome {
+                        id: r.id,
+                        action: Action::Adopted,
+                        old_lines: None,
+                        written: r.hash.map(|h| (h, r.body)),
+                        eof_break: false,
+                        blanks: (false, false),
+                    })
+                    .collect();
+                let ids: BTreeSet<Identity> = found.iter().map(|r| r.id.clone()).collect();
+                let outcomes: Vec<Outcome> = outcomes
+                    .into_iter()
+                    .filter(|o| !ids.contains(&o.id))
+                    .chain(found)
+                    .collect();
+                store.record(canonical, known, &outcomes, keep_bodies, &style);
             }
             Self::Entries {
                 owner,
@@ -1679,11 +2391,16 @@ fn plan_entries(
         },
     }
     .map_err(|e| failed(e.into()))?;
+    let mut nothing = Vec::new();
+    if registry.is_none() && matches!(work, Work::EntriesRemove { .. }) {
+        nothing = nothing_to_remove(work);
+    }
     let changed = plan.changes(src);
     let mut out = FileOutcome::new(path, Some(f));
     out.changed = changed;
     out.entries.clone_from(&plan.entries);
     out.warnings = plan.warnings.iter().cloned().map(Warning::Entry).collect();
+    out.warnings.extend(nothing);
     for w in &out.warnings {
         reporter.event(path, &Event::Warning(w));
     }
@@ -1706,6 +2423,7 @@ fn plan_options(
 ) -> plan::Options {
     let canonical = Path::new(&known.path);
     let mut p = opts.plan.clone();
+    p.eol = opts.codec.eol().or(p.eol);
     p.eof_break_added = doc
         .regions
         .iter()

@@ -4,7 +4,8 @@
 //! The write path, as the pipeline uses it (docs/safety.md states the promises):
 //!
 //! 1. [`resolve`] follows symlinks to the file really edited;
-//! 2. [`lock`] takes the directory's advisory lock (calling back after a second of waiting)
+//! 2. [`lock_dir`] takes the directory's lock, a lock file the state store opened (calling
+//!    back after a second of waiting, giving up after the caller's timeout)
 //!    and removes temporary files an earlier killed run left there;
 //! 3. [`snapshot`] refuses anything but a regular file *before* opening it for reading, then
 //!    reads it and keeps it open;
@@ -23,7 +24,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io::{Read as _, Write as _};
+use std::io::{Read, Write as _};
 use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
 use std::os::unix::fs::{FileExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
@@ -56,9 +57,21 @@ pub enum IoError {
     Binary(PathBuf),
     /// The file starts with a UTF-16 byte order mark.
     #[error(
-        "{0}: is UTF-16 (it starts with a UTF-16 byte order mark); refusing to edit it: convert it to UTF-8 first (e.g. `iconv -f UTF-16 -t UTF-8`)"
+        "{0}: is UTF-16 (it starts with a UTF-16 byte order mark); refusing to edit it: convert it to UTF-8 first (e.g. `iconv -f UTF-16 -t UTF-8`), or name its encoding (--encoding utf-16le or utf-16be)"
     )]
     Utf16(PathBuf),
+    /// The file is larger than [`MAX_FILE`].
+    #[error(
+        "{path}: is {size} bytes, over the limit of 256 MiB ({limit} bytes) for a file demarcate reads; refusing it before reading it; nothing was written"
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// The file changed under us too often.
     #[error("{0}: the file kept changing while it was being edited; try again")]
     Busy(PathBuf),
@@ -107,6 +120,23 @@ pub enum IoError {
     /// program would read as code.
     #[error("--validate {0}")]
     ValidateCommand(String),
+    /// Another run held the lock of the target's directory for longer than the wait allowed.
+    #[error(
+        "{dir}: another run holds the lock of this folder ({lock}{}) and did not release it \
+         within {} s; nothing was written: try again once it is done",
+        match pid { Some(p) => format!(", process {p}"), None => String::new() },
+        waited.as_secs()
+    )]
+    LockTimeout {
+        /// The target's directory.
+        dir: PathBuf,
+        /// The lock file.
+        lock: PathBuf,
+        /// The holder's process id, when it wrote it.
+        pid: Option<u32>,
+        /// How long the run waited.
+        waited: Duration,
+    },
     /// Any other I/O error (fs-err messages name the path).
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -174,7 +204,7 @@ fn parent_of(path: &Path) -> PathBuf {
 // ---------------------------------------------------------------------------------------
 // The directory lock and stale temporary files
 
-/// How long [`lock`] waits quietly before it calls its `waiting` callback.
+/// How long [`lock_dir`] waits quietly before it calls its `waiting` callback.
 pub(crate) const LOCK_PATIENCE: Duration = Duration::from_secs(1);
 
 /// An advisory lock on the directory holding a file: concurrent demarcate runs editing
@@ -239,50 +269,83 @@ impl Drop for DirLock {
     }
 }
 
-/// Locks the directory of `path`. When the lock is held by another run for longer than
-/// [`LOCK_PATIENCE`], `waiting` is called once with the directory, and the wait goes on.
-/// Once the lock is held, temporary files that an earlier, killed run left in the directory
-/// are removed (see [`is_stale_temp`]); this happens once per directory per process.
-///
-/// # Errors
-/// When the directory is missing or cannot be opened or locked.
-pub(crate) fn lock(path: &Path, waiting: &mut dyn FnMut(&Path)) -> Result<DirLock, IoError> {
-    lock_dir(&parent_of(path), waiting)
+/// A lock file of a target directory, opened by the state store (which never follows a
+/// link to it): the lock lives in a file the running user owns, never on the target's
+/// directory, which any user who can read it could lock.
+pub(crate) struct LockFile {
+    /// The open lock file (read and write).
+    pub(crate) file: File,
+    /// Its path, for messages.
+    pub(crate) path: PathBuf,
 }
 
-/// Locks the directory `dir` itself, as [`lock`] locks a file's directory.
+/// Locks the directory `dir` by its lock file: concurrent runs editing files in `dir`
+/// serialize. When the lock is held by another run for longer than [`LOCK_PATIENCE`],
+/// `waiting` is called once with the directory; after `timeout` (zero: one try) the wait
+/// ends with [`IoError::LockTimeout`], naming the holder's process id when its run wrote
+/// it into the lock file (each run does once it holds the lock). Once the lock is held,
+/// temporary files that an earlier, killed run left in the directory are removed (see
+/// [`is_stale_temp`]); this happens once per directory per process.
 ///
 /// # Errors
-/// As [`lock`].
-pub(crate) fn lock_dir(dir: &Path, waiting: &mut dyn FnMut(&Path)) -> Result<DirLock, IoError> {
+/// When the directory is missing, the lock cannot be taken, or the wait times out.
+pub(crate) fn lock_dir(
+    dir: &Path,
+    lock: LockFile,
+    timeout: Duration,
+    waiting: &mut dyn FnMut(&Path),
+) -> Result<DirLock, IoError> {
     let dir = dir.to_path_buf();
     if !dir.is_dir() {
         return Err(IoError::NoParent(dir));
     }
-    let file = File::open(&dir).map_err(|e| at(&dir, e))?;
     let gate = DirGate::of(&dir);
     gate.enter();
-    let lock = DirLock { _file: file, gate };
-    let file = &lock._file;
+    let held = DirLock {
+        _file: lock.file,
+        gate,
+    };
+    let file = &held._file;
     let start = std::time::Instant::now();
     let mut pause = Duration::from_millis(1);
+    let mut told = false;
     loop {
         match file.try_lock() {
             Ok(()) => break,
-            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_PATIENCE => {
-                std::thread::sleep(pause);
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let waited = start.elapsed();
+                if waited >= timeout {
+                    return Err(IoError::LockTimeout {
+                        dir,
+                        lock: lock.path,
+                        pid: holder(file),
+                        waited: timeout,
+                    });
+                }
+                if !told && waited >= LOCK_PATIENCE {
+                    waiting(&dir);
+                    told = true;
+                }
+                std::thread::sleep(pause.min(timeout.saturating_sub(waited)));
                 pause = (pause * 2).min(Duration::from_millis(32));
             }
-            Err(std::fs::TryLockError::WouldBlock) => {
-                waiting(&dir);
-                file.lock().map_err(|e| at(&dir, e))?;
-                break;
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(at(&dir, e)),
+            Err(std::fs::TryLockError::Error(e)) => return Err(at(&lock.path, e)),
         }
     }
+    // Who holds it, for a run that times out waiting (best effort: a lock file that cannot
+    // say so names no process).
+    if file.set_len(0).is_ok() {
+        let _ = file.write_all_at(std::process::id().to_string().as_bytes(), 0);
+    }
     sweep_once(&dir);
-    Ok(lock)
+    Ok(held)
+}
+
+/// The process id a lock file holds, if any.
+fn holder(file: &File) -> Option<u32> {
+    let mut buf = [0u8; 16];
+    let n = file.read_at(&mut buf, 0).ok()?;
+    std::str::from_utf8(&buf[..n]).ok()?.trim().parse().ok()
 }
 
 /// The tag in the names of our temporary files: `.<name>.demarcate-tmp.<pid>.<random>`.
@@ -412,15 +475,29 @@ fn refuse_special(path: &Path, meta: &std::fs::Metadata) -> Result<(), IoError> 
     Ok(())
 }
 
-/// Opens a regular file for reading and reads it; `None` when it does not exist. Anything
-/// else than a regular file (after following symlinks) is refused before it is opened; the
-/// open itself does not block (a FIFO swapped in meanwhile) and its result is checked again.
-fn open_regular(path: &Path) -> Result<Option<(File, Vec<u8>)>, IoError> {
-    Ok(open_regular_id(path)?.map(|(f, b, _)| (f, b)))
+/// The largest file demarcate reads (SPEC, "Limits"): a target, template or manifest over
+/// it is refused before it is read.
+pub const MAX_FILE: u64 = 256 << 20;
+
+/// Refuses a file over [`MAX_FILE`] from its metadata, before anything reads it.
+fn refuse_large(path: &Path, meta: &std::fs::Metadata) -> Result<(), IoError> {
+    if meta.len() > MAX_FILE {
+        return Err(IoError::TooLarge {
+            path: path.to_path_buf(),
+            size: meta.len(),
+            limit: MAX_FILE,
+        });
+    }
+    Ok(())
 }
 
-/// [`open_regular`], with the file's device and inode (from the same `fstat`).
-fn open_regular_id(path: &Path) -> Result<Option<(File, Vec<u8>, FileId)>, IoError> {
+/// Opens a regular file for reading and reads it, with its device and inode (from the same
+/// `fstat`); `None` when it does not exist. Anything else than a regular file (after
+/// following symlinks) is refused before it is opened; the open itself does not block (a
+/// FIFO swapped in meanwhile) and its result is checked again. With `sniff`,
+/// a UTF-16 or binary file is refused; without it the bytes are handed out as they are, for
+/// the caller to decode (an edit decodes every file it reads, in `Codec::decode`).
+fn open_regular_id(path: &Path, sniff: bool) -> Result<Option<(File, Vec<u8>, FileId)>, IoError> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -434,20 +511,42 @@ fn open_regular_id(path: &Path) -> Result<Option<(File, Vec<u8>, FileId)>, IoErr
         .map_err(|e| at(path, e))?;
     let meta = file.metadata().map_err(|e| at(path, e))?;
     refuse_special(path, &meta)?;
+    refuse_large(path, &meta)?;
     let len = usize::try_from(meta.len()).unwrap_or(0);
-    let bytes = read_sized(&file, len).map_err(|e| at(path, e))?;
-    if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
-        return Err(IoError::Utf16(path.to_path_buf()));
+    // A file that grows past the limit while it is read is cut there and refused.
+    let bytes = read_sized(&mut (&file).take(MAX_FILE + 1), len).map_err(|e| at(path, e))?;
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(IoError::TooLarge {
+            path: path.to_path_buf(),
+            size: bytes.len() as u64,
+            limit: MAX_FILE,
+        });
     }
-    if memchr::memchr(0, &bytes).is_some() {
-        return Err(IoError::Binary(path.to_path_buf()));
+    if sniff {
+        check_input(path, &bytes)?;
     }
     Ok(Some((file, bytes, (meta.dev(), meta.ino()))))
 }
 
+/// The one check of what a file holds before it is read as UTF-8 text (`list`, `check`,
+/// templates; an edit decodes what it reads with `Codec::decode`, which refuses the same):
+/// UTF-16 (a byte order mark) and NUL bytes (a binary file) are refused.
+///
+/// # Errors
+/// [`IoError::Utf16`] or [`IoError::Binary`], naming `path`.
+pub(crate) fn check_input(path: &Path, bytes: &[u8]) -> Result<(), IoError> {
+    if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
+        return Err(IoError::Utf16(path.to_path_buf()));
+    }
+    if memchr::memchr(0, bytes).is_some() {
+        return Err(IoError::Binary(path.to_path_buf()));
+    }
+    Ok(())
+}
+
 /// Reads an open file of about `len` bytes to its end, from where it stands: the buffer is
 /// sized once (`read_to_end` would ask the size and position again).
-fn read_sized(mut file: &File, len: usize) -> std::io::Result<Vec<u8>> {
+fn read_sized(file: &mut impl Read, len: usize) -> std::io::Result<Vec<u8>> {
     let mut bytes = vec![0u8; len.saturating_add(1)];
     let mut filled = 0;
     loop {
@@ -470,7 +569,16 @@ fn read_sized(mut file: &File, len: usize) -> std::io::Result<Vec<u8>> {
 /// # Errors
 /// A directory, a device, FIFO or socket, an unreadable file, a binary file.
 pub(crate) fn read(path: &Path) -> Result<Option<Vec<u8>>, IoError> {
-    Ok(open_regular(path)?.map(|(_, bytes)| bytes))
+    Ok(open_regular_id(path, true)?.map(|(_, bytes, _)| bytes))
+}
+
+/// Reads a file's bytes as they are, for the caller to decode; `None` when it does not
+/// exist.
+///
+/// # Errors
+/// As [`read`], but for UTF-16 and binary files.
+pub(crate) fn read_raw(path: &Path) -> Result<Option<Vec<u8>>, IoError> {
+    Ok(open_regular_id(path, false)?.map(|(_, bytes, _)| bytes))
 }
 
 /// The bytes of a file read by [`read_mapped`]: copied into memory, or mapped.
@@ -515,6 +623,7 @@ pub(crate) fn read_mapped(path: &Path) -> Result<Option<Contents>, IoError> {
         Err(e) => return Err(at(path, e)),
     };
     refuse_special(path, &meta)?;
+    refuse_large(path, &meta)?;
     if meta.len() < MAP_FROM {
         return Ok(read(path)?.map(Contents::Read));
     }
@@ -525,18 +634,14 @@ pub(crate) fn read_mapped(path: &Path) -> Result<Option<Contents>, IoError> {
         .map_err(|e| at(path, e))?;
     let meta = file.metadata().map_err(|e| at(path, e))?;
     refuse_special(path, &meta)?;
+    refuse_large(path, &meta)?;
     // SAFETY: the mapping is read-only and private to this process; its bytes are only ever
     // read as `&[u8]`. Another program changing the file meanwhile can change what is read
     // (as a concurrent write would with `read`), and truncating it raises SIGBUS (see above).
     let map =
         unsafe { memmap2::MmapOptions::new().populate().map(&file) }.map_err(|e| at(path, e))?;
     let _ = map.advise(memmap2::Advice::Sequential);
-    if map.starts_with(b"\xFF\xFE") || map.starts_with(b"\xFE\xFF") {
-        return Err(IoError::Utf16(path.to_path_buf()));
-    }
-    if memchr::memchr(0, &map).is_some() {
-        return Err(IoError::Binary(path.to_path_buf()));
-    }
+    check_input(path, &map)?;
     Ok(Some(Contents::Mapped(map)))
 }
 
@@ -555,12 +660,14 @@ pub(crate) struct Snapshot {
     seen: Option<Vec<u8>>,
 }
 
-/// Reads `path` for an edit: the open file and its bytes (`None` when it does not exist).
+/// Reads `path` for an edit: the open file and its bytes as they are (`None` when it does
+/// not exist); the edit decodes them (a UTF-16 or binary file is refused there unless its
+/// encoding is given).
 ///
 /// # Errors
-/// As [`read`].
+/// As [`read`], but for UTF-16 and binary files.
 pub(crate) fn snapshot(path: &Path) -> Result<(Snapshot, Option<Vec<u8>>), IoError> {
-    let (file, bytes, id) = match open_regular_id(path)? {
+    let (file, bytes, id) = match open_regular_id(path, false)? {
         Some((f, b, id)) => (Some(f), Some(b), Some(id)),
         None => (None, None, None),
     };
@@ -597,6 +704,14 @@ impl Snapshot {
     /// bytes before it replaces it, so nothing written to it in between can be missed.
     pub(crate) fn release(&mut self) {
         self.file = None;
+    }
+
+    /// How many names (hard links) the file read has; 1 when it did not exist.
+    pub(crate) fn links(&self) -> u64 {
+        self.file
+            .as_ref()
+            .and_then(|f| f.metadata().ok())
+            .map_or(1, |m| m.nlink())
     }
 
     /// Opens again the file read, after [`Snapshot::release`]: false when the path no longer
@@ -1160,7 +1275,7 @@ fn redo(
     written: &[u8],
 ) -> Result<(Snapshot, Option<Vec<u8>>), IoError> {
     let old_now = read_all_at(old).map_err(|e| at(&target, e))?;
-    let Some((file, now)) = open_regular(&target)? else {
+    let Some((file, now, _)) = open_regular_id(&target, false)? else {
         return Err(IoError::LostUpdate(target));
     };
     let Some(appended) = now.strip_prefix(written) else {
@@ -1670,17 +1785,72 @@ mod tests {
         assert_eq!(utc_stamp(SystemTime::UNIX_EPOCH), "19700101T000000Z");
     }
 
+    /// The lock file of `f`'s directory, beside it (the engine's live in the state store).
+    fn test_lock(f: &Path) -> LockFile {
+        let path = parent_of(f).join(".lock");
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .expect("lock file");
+        LockFile { file, path }
+    }
+
+    #[test]
+    fn the_lock_times_out_naming_its_holder() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let f = dir.path().join("f");
+        let held = test_lock(&f).file;
+        held.lock()?;
+        held.write_all_at(b"4242", 0)?;
+        let start = std::time::Instant::now();
+        let e = lock_dir(
+            &parent_of(&f),
+            test_lock(&f),
+            Duration::from_millis(300),
+            &mut |_| {},
+        );
+        assert!(start.elapsed() >= Duration::from_millis(300));
+        match e {
+            Err(IoError::LockTimeout { pid, .. }) => assert_eq!(pid, Some(4242)),
+            Err(e) => return Err(e.into()),
+            Ok(_) => return Err("the lock was taken while held".into()),
+        }
+        // Zero: one try.
+        let start = std::time::Instant::now();
+        assert!(lock_dir(&parent_of(&f), test_lock(&f), Duration::ZERO, &mut |_| {}).is_err());
+        assert!(start.elapsed() < Duration::from_millis(200));
+        drop(held);
+        // Once free, the lock is taken and the holder's pid written.
+        let l = lock_dir(&parent_of(&f), test_lock(&f), Duration::ZERO, &mut |_| {})?;
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(".lock"))?,
+            std::process::id().to_string()
+        );
+        drop(l);
+        Ok(())
+    }
+
     #[test]
     fn the_lock_reports_a_wait() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let f = dir.path().join("f");
-        // Another process's lock: a file lock on the directory, outside this process's gate.
-        let held = File::open(dir.path())?;
+        // Another process's lock: a file lock on the lock file, outside this process's gate.
+        let held = test_lock(&f).file;
         held.lock()?;
         let f2 = f.clone();
         let waiter = std::thread::spawn(move || {
             let mut waited = Vec::new();
-            let l = lock(&f2, &mut |d| waited.push(d.to_path_buf()));
+            let l = lock_dir(
+                &parent_of(&f2),
+                test_lock(&f2),
+                Duration::from_secs(60),
+                &mut |d| {
+                    waited.push(d.to_path_buf());
+                },
+            );
             (l.is_ok(), waited)
         });
         std::thread::sleep(LOCK_PATIENCE + Duration::from_millis(300));
@@ -1721,7 +1891,14 @@ mod tests {
                 std::thread::spawn(move || {
                     for _ in 0..50 {
                         let mut noted = false;
-                        let l = lock(&f, &mut |_| noted = true);
+                        let l = lock_dir(
+                            &parent_of(&f),
+                            test_lock(&f),
+                            Duration::from_secs(60),
+                            &mut |_| {
+                                noted = true;
+                            },
+                        );
                         assert!(l.is_ok());
                         let n = inside.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                         assert_eq!(n, 0, "two threads inside one directory's lock");

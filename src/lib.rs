@@ -56,6 +56,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 mod apply;
+mod codec;
 mod document;
 mod engine;
 pub mod entries;
@@ -67,6 +68,7 @@ mod lines;
 mod marker;
 mod place;
 mod plan;
+mod private;
 mod problem;
 mod repair;
 mod report;
@@ -74,25 +76,27 @@ mod state;
 mod warning;
 
 pub use apply::{Manifest, ManifestError, run as apply};
+pub use codec::{Codec, CodecError, Encoding, LineEnding};
 pub use document::{Desired, Document, Foreign, MarkerLine, Region, State};
 pub use engine::{
-    EditOptions, EntryConfig, Error, Event, FileOutcome, Reporter, Silent, StateDir, TemplateError,
-    Work, canonical_path, check, edit, entries_template, filter, inspect, list, remove, repair,
-    set, sync, template_op, template_work, unified_diff, uninstall,
+    EditOptions, EntryConfig, Error, Event, FileOutcome, LOCK_TIMEOUT, Reporter, Silent, StateDir,
+    TemplateError, Work, canonical_path, check, edit, entries_template, filter, inspect, list,
+    remove, repair, set, sync, template_op, template_work, unified_diff, uninstall,
 };
 pub use format::text::CommentStyle;
 pub use format::{DetectError, Format, Syntax, detect};
 pub use hash::{normalize_lines, of_normalized as body_hash};
-pub use io::{IoError, validate_words};
+pub use io::{IoError, MAX_FILE, validate_words};
 pub use lex::{
     Comment, Keep, Key, KeyPolicy, Keys, KeysIter, Lexed, Lexer, Lines, Scan, Span, Unclosed,
 };
 pub use lines::eol_of;
 pub use marker::{Identity, Marker};
-pub use place::{At, AtError, Created, Home, Step};
+pub use place::{At, AtError, Created, Home, Step, spans_lines};
 pub use plan::{
     Action, Adopt, Checked, OnDrift, Op, Options as PlanOptions, Outcome, Plan, PlanError, plan,
 };
+pub use private::StoreError;
 pub use problem::{MAX_PROBLEMS_PER_KIND, Problem, ProblemKind};
 pub use repair::{Fix, Repaired, repair as repair_markers};
 pub use report::{FileReport, ProblemReport, RegionReport, RegionState, Report};

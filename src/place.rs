@@ -86,6 +86,24 @@ impl At {
     }
 }
 
+/// True when a position's pattern is meant for the whole text rather than one line at a
+/// time: it holds a line break (written as is or as `\n`) or turns on the multi-line flag
+/// (`(?m)`), as Ansible's `insertafter` with a multi-line pattern.
+#[must_use]
+pub fn spans_lines(re: &Regex) -> bool {
+    let p = re.as_str();
+    if p.contains('\n') || p.contains("\\n") {
+        return true;
+    }
+    // Flag groups: `(?m)`, `(?ms:…)`, `(?im-s)`; flags after `-` are turned off.
+    p.match_indices("(?").any(|(i, _)| {
+        p[i + 2..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .any(|c| c == 'm')
+    })
+}
+
 /// Where a format puts a new region.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Placement {
@@ -119,6 +137,9 @@ pub struct Home {
     pub line: usize,
     /// TOML: the region holds its own table header, so it lives at the top level.
     pub top: bool,
+    /// JSONC: the template's indent unit, when it shows one; containers created in a file
+    /// that shows none (`{}`) are indented with it.
+    pub unit: Option<Vec<u8>>,
 }
 
 /// One container on a [`Home`] path.
@@ -210,5 +231,19 @@ mod tests {
         assert!(matches!(At::parse("/hooks"), Ok(At::Pointer(p)) if p == "/hooks"));
         assert!(matches!(At::parse("after:("), Err(AtError::Regex { .. })));
         assert!(matches!(At::parse("middle"), Err(AtError::Unknown(_))));
+    }
+
+    #[test]
+    fn patterns_over_several_lines_are_told_apart() {
+        let spans = |p: &str| spans_lines(&Regex::new(p).expect("regex"));
+        assert!(spans("a =\\n.*b"));
+        assert!(spans("a\nb"));
+        assert!(spans("(?m)^a$"));
+        assert!(spans("(?im)^a$"));
+        assert!(spans("(?sm:a.b)"));
+        assert!(!spans("^export"));
+        assert!(!spans("(?i)^export"));
+        assert!(!spans("(?-m)^x"));
+        assert!(!spans("\\(SID_LIST ="));
     }
 }

@@ -78,6 +78,13 @@ pub struct Options {
     /// Write-once regions: inserted only when absent (without the keys the file already
     /// assigns there), never updated or pruned.
     pub seeds: BTreeSet<Identity>,
+    /// The line break of the lines written (`"\n"` or `"\r\n"`); `None`: the file's own.
+    pub eol: Option<&'static str>,
+    /// Update regions only where they are: a missing one is not inserted (a warning, and
+    /// the action [`Action::NotInserted`]).
+    pub no_insert: bool,
+    /// With [`Options::no_insert`]: a missing region is an error ([`PlanError::Missing`]).
+    pub require: bool,
 }
 
 /// A line an older installer wrote: its text (whitespace around it ignored) or a regular
@@ -175,6 +182,9 @@ impl Default for Options {
             created: Vec::new(),
             adopt: Vec::new(),
             seeds: BTreeSet::new(),
+            eol: None,
+            no_insert: false,
+            require: false,
         }
     }
 }
@@ -218,6 +228,8 @@ pub enum Action {
     Pruned,
     /// Added in place of the lines an older installer wrote without markers.
     Adopted,
+    /// Missing, and left out: the edit only updates regions that are there.
+    NotInserted,
 }
 
 impl Action {
@@ -233,6 +245,7 @@ impl Action {
             Self::Merged => "merged",
             Self::Pruned => "pruned",
             Self::Adopted => "adopted",
+            Self::NotInserted => "not-inserted",
         }
     }
 }
@@ -294,6 +307,17 @@ impl Plan {
 /// Why an edit cannot be planned. Nothing is written in any of these cases.
 #[derive(Clone, Debug, thiserror::Error)]
 pub enum PlanError {
+    /// A region that must be there to be updated is not.
+    #[error(
+        "region \"{id}\" (owner \"{}\", name \"{}\") is not in the file, and it was \
+         required to be there: it was not inserted",
+        .id.owner,
+        .id.name
+    )]
+    Missing {
+        /// The region.
+        id: Identity,
+    },
     /// Structural damage in the file.
     #[error("{}", blocked_message(.0))]
     Blocked(Vec<Problem>),
@@ -494,7 +518,7 @@ pub fn plan(
         let cur: &Document<'_> = if new == doc.src {
             doc
         } else {
-            parsed = Document::parse_with(&new, syntax, opts.foreign.as_ref());
+            parsed = reparse(&new, syntax, opts);
             &parsed
         };
         let mut q = Planner::new(cur, syntax, opts);
@@ -530,7 +554,7 @@ pub fn plan(
             if !matches!(outcomes[i].action, Action::Unchanged | Action::Updated) {
                 continue;
             }
-            let cur = Document::parse_with(&new, syntax, opts.foreign.as_ref());
+            let cur = reparse(&new, syntax, opts);
             let lines = adoptable(&cur, &outcomes[i].id, &opts.adopt);
             if lines.is_empty() {
                 continue;
@@ -581,7 +605,7 @@ pub fn plan(
     // (Without such containers on record there is nothing to look for: no lexing.)
     if new != doc.src && !opts.created.is_empty() {
         while let Some((c, mut splices)) = {
-            let cur = Document::parse_with(&new, syntax, opts.foreign.as_ref());
+            let cur = reparse(&new, syntax, opts);
             opts.created
                 .iter()
                 .filter(|c| !dropped.contains(c))
@@ -602,7 +626,7 @@ pub fn plan(
         if !dropped.is_empty() {
             // Checked on its own: the structure taken away is no user's, so comparing with
             // the file before (TOML's scope check) would only see headers go.
-            let after = Document::parse_with(&new, syntax, opts.foreign.as_ref());
+            let after = reparse(&new, syntax, opts);
             syntax
                 .validate(&after, &after)
                 .map_err(PlanError::Invalid)?;
@@ -685,6 +709,15 @@ fn home_name(h: &Home) -> String {
     format!("`/{}`", keys.join("/"))
 }
 
+/// Parses bytes an edit made, with the line break the options ask for.
+fn reparse<'a>(src: &'a [u8], syntax: &dyn Syntax, opts: &Options) -> Document<'a> {
+    let mut doc = Document::parse_with(src, syntax, opts.foreign.as_ref());
+    if let Some(eol) = opts.eol {
+        doc.eol = eol;
+    }
+    doc
+}
+
 /// True when two homes name the same container.
 fn same_home(a: &Home, b: &Home) -> bool {
     a.top == b.top
@@ -745,7 +778,7 @@ fn insert_pending(
         let cur: &Document<'_> = match parsed.take() {
             Some(d) => d,
             None => {
-                fresh = Document::parse_with(bytes, syntax, opts.foreign.as_ref());
+                fresh = reparse(bytes, syntax, opts);
                 &fresh
             }
         };
@@ -861,7 +894,7 @@ fn validate(
     {
         return Err(PlanError::Refused(reason));
     }
-    let doc = Document::parse_with(new, syntax, opts.foreign.as_ref());
+    let doc = reparse(new, syntax, opts);
     // Every duplicate, those listed and those only counted past the cap.
     let dups = |d: &Document<'_>| -> usize {
         d.problems
@@ -1019,7 +1052,7 @@ impl<'d, 'a> Planner<'d, 'a> {
     }
 
     fn eol(&self) -> &'static str {
-        self.doc.eol
+        self.opts.eol.unwrap_or(self.doc.eol)
     }
 
     /// The body with the file's line endings and a final line break.
@@ -1146,6 +1179,24 @@ impl<'d, 'a> Planner<'d, 'a> {
                     Ok(bom)
                 }
             }
+            At::After(re) if crate::place::spans_lines(re) => match self.find_across(re, false) {
+                Some(m) => {
+                    // After the line the match ends on (a match ending in its line break
+                    // ends at the next line's start).
+                    let at_start = m.end == 0 || src[m.end - 1] == b'\n';
+                    let end = if at_start || m.end == src.len() {
+                        m.end
+                    } else {
+                        line_end(src, m.end)
+                    };
+                    Ok(self.skip_inner(end))
+                }
+                None => self.end_of_file(),
+            },
+            At::Before(re) if crate::place::spans_lines(re) => match self.find_across(re, true) {
+                Some(m) => Ok(line_start(src, m.start).max(bom)),
+                None => self.end_of_file(),
+            },
             At::After(re) => match self.find_line(re, false) {
                 Some(line) => Ok(self.skip_inner(line.end)),
                 None => self.end_of_file(),
@@ -1178,6 +1229,24 @@ impl<'d, 'a> Planner<'d, 'a> {
         }
     }
 
+    /// The first match of `re` over the whole text that touches no region (and, with
+    /// `must_start_clean`, whose first line starts at the top level), as Ansible's
+    /// `insertafter` with a multi-line pattern.
+    fn find_across(&self, re: &Regex, must_start_clean: bool) -> Option<Span> {
+        let src = self.doc.src;
+        re.find_iter(src)
+            .map(|m| Span::new(m.start(), m.end()))
+            .find(|m| {
+                let last = m.end.max(m.start + 1).min(src.len()) - 1;
+                let touches = self.doc.regions.iter().any(|r| {
+                    let span = r.span();
+                    span.start <= last && m.start < span.end
+                });
+                let start = line_start(src, m.start);
+                !touches && (!must_start_clean || !self.doc.lexed.is_inner(start))
+            })
+    }
+
     /// The first line outside regions whose text (without line ending) matches `re`.
     fn find_line(&self, re: &Regex, must_start_clean: bool) -> Option<Span> {
         let src = self.doc.src;
@@ -1206,6 +1275,15 @@ impl<'d, 'a> Planner<'d, 'a> {
     fn set(&mut self, d: &Desired, how: How, rewrap: Option<&At>) -> Result<(), PlanError> {
         let body = self.render_body(&d.body);
         let Some(r) = self.doc.region(&d.id) else {
+            if self.opts.no_insert || self.opts.require {
+                if self.opts.require {
+                    return Err(PlanError::Missing { id: d.id.clone() });
+                }
+                self.warnings
+                    .push(Warning::NotInserted { id: d.id.clone() });
+                self.outcome(&d.id, Action::NotInserted, None);
+                return Ok(());
+            }
             if self.opts.known.contains(&d.id.to_string()) {
                 let left_out = self.opts.respect_removals;
                 self.warnings.push(Warning::DeletedByHand {
@@ -1438,6 +1516,11 @@ impl<'d, 'a> Planner<'d, 'a> {
     fn remove(&mut self, id: &Identity, action: Action, silent: bool) {
         if self.doc.region(id).is_some() {
             self.removals.push((self.seq, id.clone(), action, silent));
+        } else if action == Action::Removed && !silent {
+            self.warnings.push(Warning::NothingToRemove {
+                id: Some(id.clone()),
+                owner: id.owner.clone(),
+            });
         }
     }
 

@@ -37,12 +37,16 @@ pub struct FileReport {
     /// The error that stopped the command for this file, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// Owned entries of a strict JSON file.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub entries: Vec<crate::entries::EntryReport>,
+    /// Owned entries of a strict JSON file: always present for a `json` file (empty when
+    /// it has none), absent for other formats.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<crate::entries::EntryReport>>,
     /// The unified diff of the change (dry runs only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// Where `--backup` copied the old file (only when a copy was made).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup: Option<String>,
 }
 
 /// One region's entry: 64 bytes with no allocation of its own for the usual short owner
@@ -77,6 +81,8 @@ pub enum RegionState {
     Unhashed,
     /// The command removed the region (or it was deleted by hand and left out).
     Removed,
+    /// Not in the file, and not inserted (an update-only edit).
+    Absent,
 }
 
 impl RegionState {
@@ -88,6 +94,7 @@ impl RegionState {
             Self::Drifted => "drifted",
             Self::Unhashed => "unhashed",
             Self::Removed => "removed",
+            Self::Absent => "absent",
         }
     }
 }
@@ -171,7 +178,8 @@ pub(crate) fn regions_as_read(src: &[u8], mut regions: Vec<Region>) -> Vec<Regio
 /// Region entries for `regions` (of the file after the command, read from `src`), with the
 /// actions of `outcomes`; removed regions are listed with the lines they had, and regions
 /// deleted by hand and left out (`--respect-removals`) with state `removed`, action
-/// `kept-drifted` and lines 0.
+/// `kept-drifted` and lines 0, and regions an update-only edit did not insert with state
+/// `absent`, action `not-inserted` and lines 0.
 #[must_use]
 pub(crate) fn regions(src: &[u8], regions: &[Region], outcomes: &[Outcome]) -> Vec<RegionReport> {
     let ids: Vec<crate::marker::Identity> = regions.iter().map(|r| r.id(src)).collect();
@@ -201,6 +209,15 @@ pub(crate) fn regions(src: &[u8], regions: &[Region], outcomes: &[Outcome]) -> V
                 begin_line: line(b),
                 end_line: line(e),
                 state: RegionState::Removed,
+                action: o.action,
+            });
+        } else if o.action == Action::NotInserted {
+            out.push(RegionReport {
+                owner: o.id.owner.as_str().into(),
+                name: o.id.name.as_str().into(),
+                begin_line: 0,
+                end_line: 0,
+                state: RegionState::Absent,
                 action: o.action,
             });
         }

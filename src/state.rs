@@ -24,13 +24,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
-use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::plan::{Action, Outcome};
+use crate::private::Root;
+pub(crate) use crate::private::StoreError;
 
 /// What the store knows about one region of one file.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,13 +48,73 @@ pub(crate) struct RegionState {
     /// Inserting it added an empty line after it (`--blank-after`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub blank_after: bool,
+    /// How its markers are written, when not in the file format's own comments.
+    #[serde(default, skip_serializing_if = "Style::is_plain")]
+    pub style: Style,
+}
+
+/// How a region's markers are written, so that `uninstall` and `remove` find it again:
+/// the comment of a text file (`--comment`), or a foreign block's literal lines (`--marker`,
+/// `--marker-begin/--marker-end`) with the owner the run acted for (such markers name none).
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub(crate) struct Style {
+    /// The comment of a text file's markers, as spelled (`//`, `<!-- -->`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+    /// A foreign block's BEGIN line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub begin: Option<String>,
+    /// A foreign block's END line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<String>,
+    /// The owner a foreign block was written for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+}
+
+impl Style {
+    fn is_plain(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The style a run writes markers in: a text file's comment other than `#`, a
+    /// foreign block's lines.
+    #[must_use]
+    pub(crate) fn of(f: crate::format::Format, opts: &crate::engine::EditOptions) -> Self {
+        let comment = match f {
+            crate::format::Format::Text(c) if c != crate::format::text::CommentStyle::Hash => {
+                Some(c.spelling())
+            }
+            _ => None,
+        };
+        let foreign = opts.plan.foreign.as_ref();
+        Self {
+            comment,
+            begin: foreign.map(|x| x.begin.clone()),
+            end: foreign.map(|x| x.end.clone()),
+            owner: foreign.and(opts.owner.clone()),
+        }
+    }
+
+    /// The foreign block's lines, if the markers are such.
+    #[must_use]
+    pub(crate) fn foreign(&self) -> Option<crate::document::Foreign> {
+        match (&self.begin, &self.end) {
+            (Some(b), Some(e)) => Some(crate::document::Foreign {
+                begin: b.clone(),
+                end: e.clone(),
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// What the store knows about one file.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct FileState {
-    /// The file's canonical path.
-    pub path: String,
+    /// The file's canonical path (its bytes, whatever they are).
+    #[serde(with = "raw_path")]
+    pub path: PathBuf,
     /// Regions by identity (`OWNER MANAGED name`).
     #[serde(default)]
     pub regions: BTreeMap<String, RegionState>,
@@ -93,17 +154,45 @@ pub enum StoreWarning {
         "HOME ({0}) is not an absolute path; no state store is used (edits still work from the markers alone)"
     )]
     RelativeHome(PathBuf),
+    /// `DEMARCATE_STATE_DIR` is set to a relative path: it is ignored.
+    #[error(
+        "DEMARCATE_STATE_DIR ({0}) is not an absolute path and is ignored; the state store is looked for in XDG_STATE_HOME and HOME"
+    )]
+    RelativeStateDir(PathBuf),
 }
 
 /// The store's root directory.
 #[derive(Clone, Debug)]
 pub(crate) struct Store {
-    root: PathBuf,
+    root: Root,
 }
 
+/// Something the store could not read, said as a warning: the record is kept aside, never
+/// overwritten, and what it held is lost to this run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Corrupt {
+    /// The record.
+    pub(crate) record: PathBuf,
+    /// Why it does not read.
+    pub(crate) reason: String,
+    /// Where it was moved (once a run saves the directory's record), if it was.
+    pub(crate) moved: Option<PathBuf>,
+}
+
+/// Every file the store knows, and the records it could not read.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Known {
+    pub(crate) files: Vec<FileState>,
+    pub(crate) corrupt: Vec<Corrupt>,
+}
+
+/// The suffix of a record moved aside because it did not read.
+const CORRUPT: &str = ".corrupt";
+
 impl Store {
-    /// The store for this user: `$XDG_STATE_HOME/demarcate`, or `~/.local/state/demarcate`.
-    /// `None` when neither can be found (no home directory, or only relative paths).
+    /// The store for this user: `$DEMARCATE_STATE_DIR`, `$XDG_STATE_HOME/demarcate`, or
+    /// `~/.local/state/demarcate`. `None` when none can be found (no home directory, or
+    /// only relative paths).
     #[must_use]
     pub(crate) fn for_user() -> Option<Self> {
         Self::for_user_checked().0
@@ -117,7 +206,7 @@ impl Store {
 
     /// Where the store is, given the environment and the home directory from the system's
     /// user database (used when `HOME` is not set): relative paths are ignored, with a
-    /// warning.
+    /// warning. `DEMARCATE_STATE_DIR` names the store itself, explicitly.
     #[must_use]
     pub(crate) fn locate(
         env: &dyn Fn(&str) -> Option<OsString>,
@@ -125,6 +214,12 @@ impl Store {
     ) -> (Option<Self>, Vec<StoreWarning>) {
         let mut warnings = Vec::new();
         let set = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        if let Some(named) = set("DEMARCATE_STATE_DIR") {
+            if named.is_absolute() {
+                return (Some(Self::named(named)), warnings);
+            }
+            warnings.push(StoreWarning::RelativeStateDir(named));
+        }
         if let Some(state) = set("XDG_STATE_HOME") {
             if state.is_absolute() {
                 return (Some(Self::at(state.join("demarcate"))), warnings);
@@ -146,10 +241,34 @@ impl Store {
         (Some(Self::at(root)), warnings)
     }
 
-    /// A store rooted at `root`.
+    /// A store rooted at `root`, found from the environment: it must belong to the running
+    /// user (and, run as root, every folder on the way to it to root).
     #[must_use]
     pub(crate) const fn at(root: PathBuf) -> Self {
-        Self { root }
+        Self {
+            root: Root::new(root, false),
+        }
+    }
+
+    /// A store named explicitly (`DEMARCATE_STATE_DIR`): its owner is not checked.
+    #[must_use]
+    pub(crate) const fn named(root: PathBuf) -> Self {
+        Self {
+            root: Root::new(root, true),
+        }
+    }
+
+    /// Where lock files go when no store is used: a folder of this user's under the
+    /// system's temporary folder, checked as a store is.
+    #[must_use]
+    pub(crate) fn for_locks_only() -> Self {
+        Self::at(std::env::temp_dir().join(format!("demarcate-{}", crate::private::euid())))
+    }
+
+    /// The store's root.
+    #[must_use]
+    pub(crate) fn root(&self) -> &Path {
+        self.root.path()
     }
 
     fn key(canonical: &Path) -> String {
@@ -157,162 +276,201 @@ impl Store {
         digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
     }
 
+    /// The name of a directory's record in `dirs/`.
+    fn dir_record_name(dir: &Path) -> String {
+        format!("{}.json", Self::key(dir))
+    }
+
     /// The record of a directory: `dirs/<key of the directory>.json`.
     fn dir_record(&self, dir: &Path) -> PathBuf {
         self.root
+            .path()
             .join("dirs")
-            .join(format!("{}.json", Self::key(dir)))
+            .join(Self::dir_record_name(dir))
     }
 
-    /// An entry of the earlier layout, one per file.
-    fn file_entry(&self, canonical: &Path) -> PathBuf {
+    /// The name of an entry of the earlier layout in `files/`, one per file.
+    fn file_entry_name(canonical: &Path) -> String {
+        format!("{}.json", Self::key(canonical))
+    }
+
+    /// Opens (and makes) the lock file of the target directory `dir`:
+    /// `locks/<key of the directory>.lock`, never through a link.
+    ///
+    /// # Errors
+    /// A link or another user's folder in the way, or any I/O error.
+    pub(crate) fn lock_file(&self, dir: &Path) -> Result<(std::fs::File, PathBuf), StoreError> {
         self.root
-            .join("files")
-            .join(format!("{}.json", Self::key(canonical)))
-    }
-
-    /// Bodies of the earlier layout, one folder per file.
-    fn bodies_of(&self, canonical: &Path) -> PathBuf {
-        self.root.join("bodies").join(Self::key(canonical))
+            .lock_file(&["locks"], &format!("{}.lock", Self::key(dir)))
     }
 
     /// What the store knows about the files of `dir` (a canonical directory). Call it, edit
     /// the files and save it ([`Store::save_dir`]) while holding the directory's lock: the
-    /// record is read, changed and replaced whole.
-    #[must_use]
-    pub(crate) fn dir(&self, dir: &Path) -> DirState {
-        let shown = dir.to_string_lossy();
-        let record = std::fs::read(self.dir_record(dir))
-            .ok()
-            .and_then(|b| serde_json::from_slice::<DirRecord>(&b).ok())
-            .filter(|r| r.dir == shown)
-            .unwrap_or_else(|| DirRecord {
-                dir: shown.into_owned(),
-                files: BTreeMap::new(),
-            });
-        let legacy = self.root.join("files").is_dir() || self.root.join("bodies").is_dir();
-        DirState {
+    /// record is read, changed and replaced whole. A record that does not read is reported
+    /// in [`DirState::corrupt`] and moved aside when the directory's record is saved.
+    ///
+    /// # Errors
+    /// A link or something unexpected in the store, or another user's store.
+    pub(crate) fn dir(&self, dir: &Path) -> Result<DirState, StoreError> {
+        let empty = || DirRecord {
+            dir: RawPath(dir.to_path_buf()),
+            files: BTreeMap::new(),
+        };
+        let mut corrupt = None;
+        let record = match self.root.dir(&["dirs"], false)? {
+            None => empty(),
+            Some(_) => {
+                let path = self.dir_record(dir);
+                match self.root.read(&["dirs"], Self::dir_record_name(dir))? {
+                    None => empty(),
+                    Some(b) => match serde_json::from_slice::<DirRecord>(&b) {
+                        Ok(r) if r.dir.0 == dir => r,
+                        // Another directory whose key is the same (64 bits of a hash):
+                        // kept aside as a corrupt one would be, never overwritten.
+                        Ok(r) => {
+                            corrupt = Some(Corrupt {
+                                record: path,
+                                reason: format!(
+                                    "it is the record of another folder ({})",
+                                    r.dir.0.display()
+                                ),
+                                moved: None,
+                            });
+                            empty()
+                        }
+                        Err(e) => {
+                            corrupt = Some(Corrupt {
+                                record: path,
+                                reason: e.to_string(),
+                                moved: None,
+                            });
+                            empty()
+                        }
+                    },
+                }
+            }
+        };
+        let legacy = self.root.dir(&["files"], false)?.is_some()
+            || self.root.dir(&["bodies"], false)?.is_some();
+        Ok(DirState {
             store: self.clone(),
             dir: dir.to_path_buf(),
             record,
             dirty: false,
             legacy,
             migrated: Vec::new(),
-        }
+            corrupt,
+        })
     }
 
     /// Writes a directory's record if it changed (atomically; an empty one is removed), and
-    /// then deletes the earlier layout's entries and bodies of the files it now holds.
+    /// then deletes the earlier layout's entries and bodies of the files it now holds. A
+    /// record that did not read is first moved aside (`<record>.corrupt`), never
+    /// overwritten.
     ///
     /// # Errors
-    /// Any I/O error.
-    pub(crate) fn save_dir(&self, d: &mut DirState) -> std::io::Result<()> {
+    /// A link or something unexpected in the store, or any I/O error.
+    pub(crate) fn save_dir(&self, d: &mut DirState) -> Result<(), StoreError> {
         if !d.dirty {
             return Ok(());
         }
         let path = self.dir_record(&d.dir);
+        if let Some(c) = d.corrupt.as_mut()
+            && c.moved.is_none()
+        {
+            let name = Self::dir_record_name(&d.dir);
+            let aside = format!("{name}{CORRUPT}");
+            c.moved = Some(self.root.move_aside(&["dirs"], &name, &aside)?);
+        }
         if d.record.files.is_empty() {
-            match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-                _ => {}
-            }
+            self.root.remove(&["dirs"], Self::dir_record_name(&d.dir))?;
         } else {
-            let json = serde_json::to_vec(&d.record).map_err(std::io::Error::other)?;
-            self.write_private(&path, &json)?;
+            let json = serde_json::to_vec(&d.record).map_err(|e| StoreError::Io {
+                path: path.clone(),
+                source: std::io::Error::other(e),
+            })?;
+            self.root
+                .write(&["dirs"], &Self::dir_record_name(&d.dir), &json)?;
         }
         for canonical in d.migrated.drain(..) {
-            let _ = std::fs::remove_file(self.file_entry(&canonical));
-            let dir = self.bodies_of(&canonical);
-            if let Ok(entries) = std::fs::read_dir(&dir) {
-                for e in entries.flatten() {
-                    let _ = std::fs::remove_file(e.path());
-                }
-                let _ = std::fs::remove_dir(&dir);
-            }
+            self.root
+                .remove(&["files"], Self::file_entry_name(&canonical))?;
+            self.root.remove_dir(&["bodies", &Self::key(&canonical)])?;
         }
         d.dirty = false;
         Ok(())
     }
 
     /// What the store knows about `canonical`; empty when nothing (or unreadable).
-    #[must_use]
-    pub(crate) fn load(&self, canonical: &Path) -> FileState {
-        self.dir(&parent(canonical)).get(canonical)
+    ///
+    /// # Errors
+    /// As [`Store::dir`].
+    pub(crate) fn load(&self, canonical: &Path) -> Result<FileState, StoreError> {
+        Ok(self.dir(&parent(canonical))?.get(canonical))
     }
 
     /// Saves what the store knows about a file (atomically); an empty state removes the
     /// file's entry. Hold the lock of the file's directory.
     ///
     /// # Errors
-    /// Any I/O error.
-    pub(crate) fn save(&self, canonical: &Path, state: &FileState) -> std::io::Result<()> {
-        let mut d = self.dir(&parent(canonical));
+    /// As [`Store::save_dir`].
+    pub(crate) fn save(&self, canonical: &Path, state: &FileState) -> Result<(), StoreError> {
+        let mut d = self.dir(&parent(canonical))?;
         d.put(canonical, state.clone());
         self.save_dir(&mut d)
     }
 
-    /// Every file the store knows something about, in no particular order (entries that do
-    /// not read are left out).
-    #[must_use]
-    pub(crate) fn known_files(&self) -> Vec<FileState> {
-        let read = |sub: &str| -> Vec<Vec<u8>> {
-            let Ok(dir) = std::fs::read_dir(self.root.join(sub)) else {
-                return Vec::new();
-            };
-            dir.flatten()
-                .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-                .filter_map(|e| std::fs::read(e.path()).ok())
-                .collect()
-        };
-        let mut out: Vec<FileState> = read("dirs")
-            .iter()
-            .filter_map(|b| serde_json::from_slice::<DirRecord>(b).ok())
-            .flat_map(|r| r.files.into_values().map(|f| f.state))
-            .collect();
-        let seen: BTreeSet<String> = out.iter().map(|s| s.path.clone()).collect();
-        out.extend(
-            read("files")
-                .iter()
-                .filter_map(|b| serde_json::from_slice::<FileState>(b).ok())
-                .filter(|s| !seen.contains(&s.path)),
-        );
-        out
-    }
-
-    /// Writes a store file (mode 0600), making its directories (mode 0700).
-    fn write_private(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-        use std::io::Write as _;
-        let dir = path
-            .parent()
-            .ok_or_else(|| std::io::Error::other("state path has no parent"))?;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
-        // Directories an earlier version made with the umask's mode are closed too.
-        let mut d = Some(dir);
-        while let Some(p) = d {
-            if !p.starts_with(&self.root) {
-                break;
+    /// Every file the store knows something about, in no particular order, and the records
+    /// that do not read (and those moved aside earlier, until someone deletes them).
+    ///
+    /// # Errors
+    /// A link or something unexpected in the store, or another user's store.
+    pub(crate) fn known_files(&self) -> Result<Known, StoreError> {
+        let mut known = Known::default();
+        let mut legacy = Vec::new();
+        for sub in ["dirs", "files"] {
+            for (name, path) in self.root.list(&[sub])? {
+                let raw = name.as_encoded_bytes();
+                if raw.starts_with(b".tmp") {
+                    continue;
+                }
+                if memchr::memmem::find(raw, CORRUPT.as_bytes()).is_some() {
+                    known.corrupt.push(Corrupt {
+                        record: path.clone(),
+                        reason: "it did not read when a run found it".to_owned(),
+                        moved: Some(path),
+                    });
+                    continue;
+                }
+                if !raw.ends_with(b".json") {
+                    continue;
+                }
+                let Some(bytes) = self.root.read(&[sub], &name)? else {
+                    continue;
+                };
+                let bad = |e: String| Corrupt {
+                    record: path.clone(),
+                    reason: e,
+                    moved: None,
+                };
+                if sub == "dirs" {
+                    match serde_json::from_slice::<DirRecord>(&bytes) {
+                        Ok(r) => known.files.extend(r.files.into_values().map(|f| f.state)),
+                        Err(e) => known.corrupt.push(bad(e.to_string())),
+                    }
+                } else {
+                    match serde_json::from_slice::<FileState>(&bytes) {
+                        Ok(f) => legacy.push(f),
+                        Err(e) => known.corrupt.push(bad(e.to_string())),
+                    }
+                }
             }
-            if let Ok(m) = std::fs::metadata(p)
-                && m.permissions().mode() & 0o077 != 0
-            {
-                let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o700));
-            }
-            d = p.parent();
         }
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        tmp.write_all(bytes)?;
-        // No fsync: the store is an aid, not the truth (the markers are). After a power
-        // loss it may miss its last entries, which costs a merge base or a notice, never a
-        // user's byte; a torn entry reads as empty. Syncing would triple the cost of writing
-        // many files.
-        tmp.persist(path).map_err(|e| e.error)?;
-        Ok(())
+        let seen: BTreeSet<PathBuf> = known.files.iter().map(|s| s.path.clone()).collect();
+        known
+            .files
+            .extend(legacy.into_iter().filter(|s| !seen.contains(&s.path)));
+        Ok(known)
     }
 }
 
@@ -328,10 +486,44 @@ fn parent(canonical: &Path) -> PathBuf {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 struct DirRecord {
     /// The directory's canonical path.
-    dir: String,
-    /// Its files by name.
+    dir: RawPath,
+    /// Its files by name ([`DirState::name`]: the name itself when it is UTF-8, else a NUL
+    /// and the hex of its bytes — no file name holds a NUL, so no two names share a key).
     #[serde(default)]
     files: BTreeMap<String, FileRecord>,
+}
+
+/// A path kept byte for byte: a JSON string when it is UTF-8, else `{"hex": "…"}`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct RawPath(PathBuf);
+
+impl Serialize for RawPath {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        raw_path::serialize(&self.0, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawPath {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        raw_path::deserialize(d).map(Self)
+    }
+}
+
+/// Paths in records: their bytes, as [`Body`] keeps a body's.
+mod raw_path {
+    use std::os::unix::ffi::OsStringExt as _;
+    use std::path::{Path, PathBuf};
+
+    use serde::{Deserialize as _, Serialize as _};
+
+    pub(super) fn serialize<S: serde::Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
+        super::Body(p.as_os_str().as_encoded_bytes().to_vec()).serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
+        let b = super::Body::deserialize(d)?;
+        Ok(PathBuf::from(std::ffi::OsString::from_vec(b.0)))
+    }
 }
 
 /// What the store keeps of one file: its state and its regions' bodies by hash.
@@ -402,22 +594,51 @@ pub(crate) struct DirState {
     legacy: bool,
     /// Files whose entries of the earlier layout go once the record is saved.
     migrated: Vec<PathBuf>,
+    /// The directory's record did not read: what it held is lost to this run, and it is
+    /// moved aside (never overwritten) when the record is saved.
+    corrupt: Option<Corrupt>,
 }
 
 impl DirState {
+    /// The key of a file in its directory's record: its name when it is UTF-8, else a NUL
+    /// (which no file name holds) and the hex of the name's bytes.
     fn name(canonical: &Path) -> String {
-        canonical
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
+        let Some(n) = canonical.file_name() else {
+            return String::new();
+        };
+        match n.to_str() {
+            Some(s) => s.to_owned(),
+            None => std::iter::once("\0".to_owned())
+                .chain(n.as_encoded_bytes().iter().map(|b| format!("{b:02x}")))
+                .collect(),
+        }
+    }
+
+    /// Checks, before a run on `canonical` writes anything, that what the store would
+    /// read or delete of it in the earlier layout is no link (the record itself was read
+    /// when this state was made).
+    ///
+    /// # Errors
+    /// A link or something unexpected where the file's entries of the earlier layout are.
+    pub(crate) fn check(&self, canonical: &Path) -> Result<(), StoreError> {
+        if self.legacy {
+            let root = &self.store.root;
+            root.read(&["files"], Store::file_entry_name(canonical))?;
+            root.dir(&["bodies", &Store::key(canonical)], false)?;
+        }
+        Ok(())
+    }
+
+    /// The record did not read, if so (a warning for the run).
+    pub(crate) const fn corrupt(&self) -> Option<&Corrupt> {
+        self.corrupt.as_ref()
     }
 
     fn current(&self, canonical: &Path) -> Option<&FileRecord> {
-        let path = canonical.to_string_lossy();
         self.record
             .files
             .get(&Self::name(canonical))
-            .filter(|r| r.state.path == path)
+            .filter(|r| r.state.path == canonical)
     }
 
     /// What the store knows about `canonical` (a file of this directory).
@@ -426,14 +647,19 @@ impl DirState {
         if let Some(r) = self.current(canonical) {
             return r.state.clone();
         }
-        let path = canonical.to_string_lossy();
         self.legacy
-            .then(|| std::fs::read(self.store.file_entry(canonical)).ok())
+            .then(|| {
+                self.store
+                    .root
+                    .read(&["files"], Store::file_entry_name(canonical))
+                    .ok()
+                    .flatten()
+            })
             .flatten()
             .and_then(|b| serde_json::from_slice::<FileState>(&b).ok())
-            .filter(|s| s.path == path)
+            .filter(|s| s.path == canonical)
             .unwrap_or_else(|| FileState {
-                path: path.into_owned(),
+                path: canonical.to_path_buf(),
                 ..FileState::default()
             })
     }
@@ -450,9 +676,11 @@ impl DirState {
         if !self.legacy {
             return None;
         }
-        std::fs::read(self.store.bodies_of(canonical).join(hash))
-            .or_else(|_| std::fs::read(self.store.root.join("bodies").join(hash)))
-            .ok()
+        // Read only through folders that are what they should be (never a link).
+        let root = &self.store.root;
+        let key = Store::key(canonical);
+        let in_dir = |rel: &[&str]| -> Option<Vec<u8>> { root.read(rel, hash).ok().flatten() };
+        in_dir(&["bodies", &key]).or_else(|| in_dir(&["bodies"]))
     }
 
     /// Sets the state of `canonical`, keeping the bodies its regions still carry.
@@ -497,6 +725,7 @@ impl DirState {
         mut known: FileState,
         outcomes: &[Outcome],
         keep_bodies: bool,
+        style: &Style,
     ) {
         let mut bodies: BTreeMap<String, Body> = BTreeMap::new();
         if keep_bodies {
@@ -523,11 +752,18 @@ impl DirState {
                         entry.eof_break = o.eof_break;
                         (entry.blank_before, entry.blank_after) = o.blanks;
                     }
+                    entry.style.clone_from(style);
                 }
                 Action::Removed | Action::Pruned => {
                     known.regions.remove(&key);
                 }
-                Action::Unchanged | Action::KeptDrifted => {}
+                // A region left as it was is found in this run's style: records of an
+                // earlier version, which kept no style, learn it.
+                Action::Unchanged | Action::KeptDrifted | Action::NotInserted => {
+                    if let Some(entry) = known.regions.get_mut(&key) {
+                        entry.style.clone_from(style);
+                    }
+                }
             }
         }
         self.set(canonical, known, bodies);
@@ -542,6 +778,7 @@ fn is_hash(s: &str) -> bool {
 mod tests {
     use super::*;
     use crate::marker::Identity;
+    use std::os::unix::fs::PermissionsExt as _;
 
     fn outcome(name: &str, action: Action, written: Option<(&str, &[u8])>) -> Outcome {
         Outcome {
@@ -555,15 +792,19 @@ mod tests {
     }
 
     /// One edit of `t` recorded and saved, as the engine does it.
-    fn record(store: &Store, t: &Path, outcomes: &[Outcome], keep: bool) -> std::io::Result<()> {
-        let mut d = store.dir(&parent(t));
+    fn record(store: &Store, t: &Path, outcomes: &[Outcome], keep: bool) -> Result<(), StoreError> {
+        let mut d = store.dir(&parent(t))?;
         let known = d.get(t);
-        d.record(t, known, outcomes, keep);
+        d.record(t, known, outcomes, keep, &Style::default());
         store.save_dir(&mut d)
     }
 
+    fn bodies_of(store: &Store, t: &Path) -> PathBuf {
+        store.root.path().join("bodies").join(Store::key(t))
+    }
+
     fn body(store: &Store, t: &Path, hash: &str) -> Option<Vec<u8>> {
-        store.dir(&parent(t)).body(t, hash)
+        store.dir(&parent(t)).ok()?.body(t, hash)
     }
 
     #[test]
@@ -571,8 +812,8 @@ mod tests {
         let dir = tempfile::tempdir()?;
         let store = Store::at(dir.path().join("demarcate"));
         let target = Path::new("/home/u/.bashrc");
-        assert!(store.load(target).regions.is_empty());
-        let mut st = store.load(target);
+        assert!(store.load(target)?.regions.is_empty());
+        let mut st = store.load(target)?;
         st.regions.insert(
             "Z MANAGED a".into(),
             RegionState {
@@ -580,26 +821,30 @@ mod tests {
                 eof_break: true,
                 blank_before: true,
                 blank_after: false,
+                style: Style::default(),
             },
         );
         store.save(target, &st)?;
-        assert_eq!(store.load(target), st);
-        assert_eq!(store.known_files(), vec![st.clone()]);
+        assert_eq!(store.load(target)?, st);
+        assert_eq!(store.known_files()?.files, vec![st.clone()]);
         // A second file of the same directory shares its record.
         let other = Path::new("/home/u/.profile");
         store.save(other, &st.clone_with_path(other))?;
-        assert_eq!(store.load(target), st);
-        assert_eq!(store.known_files().len(), 2);
-        assert_eq!(std::fs::read_dir(store.root.join("dirs"))?.count(), 1);
+        assert_eq!(store.load(target)?, st);
+        assert_eq!(store.known_files()?.files.len(), 2);
+        assert_eq!(
+            std::fs::read_dir(store.root.path().join("dirs"))?.count(),
+            1
+        );
         st.regions.clear();
         store.save(target, &st)?;
         store.save(other, &st.clone_with_path(other))?;
         assert!(
-            store.known_files().is_empty(),
+            store.known_files()?.files.is_empty(),
             "an empty entry is forgotten"
         );
-        assert!(!store.root.join("dirs").read_dir()?.any(|_| true));
-        assert!(store.load(Path::new("/other")).regions.is_empty());
+        assert!(!store.root.path().join("dirs").read_dir()?.any(|_| true));
+        assert!(store.load(Path::new("/other"))?.regions.is_empty());
         let ins = [outcome(
             "a",
             Action::Inserted,
@@ -619,20 +864,50 @@ mod tests {
     impl FileState {
         fn clone_with_path(&self, p: &Path) -> Self {
             Self {
-                path: p.to_string_lossy().into_owned(),
+                path: p.to_path_buf(),
                 ..self.clone()
             }
         }
     }
 
     #[test]
-    fn a_corrupt_record_reads_as_empty() -> Result<(), Box<dyn std::error::Error>> {
+    fn a_corrupt_record_is_reported_and_moved_aside_never_overwritten()
+    -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let store = Store::at(dir.path().to_path_buf());
         let target = Path::new("/x/y");
         std::fs::create_dir_all(dir.path().join("dirs"))?;
-        std::fs::write(store.dir_record(Path::new("/x")), b"{not json")?;
-        assert!(store.load(target).regions.is_empty());
+        let path = store.dir_record(Path::new("/x"));
+        std::fs::write(&path, b"{not json")?;
+        let d = store.dir(Path::new("/x"))?;
+        assert!(
+            d.get(target).regions.is_empty(),
+            "its content is not guessed"
+        );
+        assert_eq!(d.corrupt().map(|c| c.record.clone()), Some(path.clone()));
+        let known = store.known_files()?;
+        assert!(known.files.is_empty());
+        assert_eq!(known.corrupt.len(), 1);
+        // A run that saves the directory's record keeps the corrupt one aside.
+        let ins = [outcome("a", Action::Inserted, Some(("aa", b"A\n")))];
+        let mut d = store.dir(Path::new("/x"))?;
+        let known = d.get(target);
+        d.record(target, known, &ins, true, &Style::default());
+        store.save_dir(&mut d)?;
+        let aside = dir.path().join("dirs").join(format!(
+            "{}.corrupt",
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default()
+        ));
+        assert_eq!(
+            d.corrupt().and_then(|c| c.moved.clone()),
+            Some(aside.clone())
+        );
+        assert_eq!(std::fs::read(&aside)?, b"{not json");
+        assert!(store.load(target)?.regions.contains_key("Z MANAGED a"));
+        // And uninstall keeps hearing of it.
+        assert_eq!(store.known_files()?.corrupt.len(), 1);
         Ok(())
     }
 
@@ -643,10 +918,103 @@ mod tests {
         let t = Path::new("/home/u/.profile");
         let ins = [outcome("a", Action::Inserted, Some(("aa", b"A\n")))];
         record(&store, t, &ins, true)?;
-        let mut d = store.dir(&parent(t));
+        let mut d = store.dir(&parent(t))?;
         let known = d.get(t);
-        d.record(t, known, &[outcome("a", Action::Unchanged, None)], true);
+        d.record(
+            t,
+            known,
+            &[outcome("a", Action::Unchanged, None)],
+            true,
+            &Style::default(),
+        );
         assert!(!d.dirty, "nothing changed, nothing to write");
+        Ok(())
+    }
+
+    #[test]
+    fn a_region_left_as_it_was_learns_the_style_it_was_found_in()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let store = Store::at(dir.path().join("demarcate"));
+        let t = Path::new("/home/u/notes.conf");
+        let ins = [outcome("a", Action::Inserted, Some(("aa", b"A\n")))];
+        record(&store, t, &ins, true)?;
+        assert_eq!(
+            store.load(t)?.regions["Z MANAGED a"].style,
+            Style::default()
+        );
+        let slashes = Style {
+            comment: Some("//".into()),
+            ..Style::default()
+        };
+        let mut d = store.dir(&parent(t))?;
+        let known = d.get(t);
+        d.record(
+            t,
+            known,
+            &[outcome("a", Action::Unchanged, None)],
+            true,
+            &slashes,
+        );
+        store.save_dir(&mut d)?;
+        assert_eq!(store.load(t)?.regions["Z MANAGED a"].style, slashes);
+        Ok(())
+    }
+
+    #[test]
+    fn records_of_the_current_layout_written_before_keep_being_read()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let store = Store::at(dir.path().join("demarcate"));
+        let t = Path::new("/home/u/.bashrc");
+        std::fs::create_dir_all(store.root.path().join("dirs"))?;
+        std::fs::write(
+            store.dir_record(&parent(t)),
+            br#"{"dir":"/home/u","files":{".bashrc":{"state":{"path":"/home/u/.bashrc","regions":{"Z MANAGED a":{"hash":"aa","eof_break":true}},"format":"shell"},"bodies":{"aa":"A\n"}}}}"#,
+        )?;
+        let st = store.load(t)?;
+        assert!(st.regions["Z MANAGED a"].eof_break);
+        assert_eq!(st.format.as_deref(), Some("shell"));
+        assert_eq!(body(&store, t, "aa").as_deref(), Some(&b"A\n"[..]));
+        Ok(())
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_get_records_of_their_own() -> Result<(), Box<dyn std::error::Error>>
+    {
+        use std::os::unix::ffi::OsStrExt as _;
+        let dir = tempfile::tempdir()?;
+        let store = Store::at(dir.path().join("demarcate"));
+        let a = Path::new(std::ffi::OsStr::from_bytes(b"/d\xff/rc\xff.sh"));
+        let b = Path::new(std::ffi::OsStr::from_bytes(b"/d\xff/rc\xfe.sh"));
+        record(
+            &store,
+            a,
+            &[outcome("a", Action::Inserted, Some(("aa", b"A\n")))],
+            true,
+        )?;
+        record(
+            &store,
+            b,
+            &[outcome("b", Action::Inserted, Some(("bb", b"B\n")))],
+            true,
+        )?;
+        assert_eq!(
+            store.load(a)?.regions.keys().collect::<Vec<_>>(),
+            ["Z MANAGED a"]
+        );
+        assert_eq!(
+            store.load(b)?.regions.keys().collect::<Vec<_>>(),
+            ["Z MANAGED b"]
+        );
+        let mut paths: Vec<PathBuf> = store
+            .known_files()?
+            .files
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        paths.sort();
+        assert_eq!(paths, [b.to_path_buf(), a.to_path_buf()]);
         Ok(())
     }
 
@@ -689,7 +1057,7 @@ mod tests {
         assert_eq!(body(&store, t, "aa"), None);
         assert!(!std::fs::read_to_string(store.dir_record(&parent(t)))?.contains("SECRET"));
         assert_eq!(
-            store.load(t).regions["Z MANAGED a"].hash.as_deref(),
+            store.load(t)?.regions["Z MANAGED a"].hash.as_deref(),
             Some("aa")
         );
         Ok(())
@@ -701,30 +1069,46 @@ mod tests {
         let dir = tempfile::tempdir()?;
         let store = Store::at(dir.path().join("demarcate"));
         let t = Path::new("/home/u/.bashrc");
-        let mut st = store.load(t);
+        let mut st = store.load(t)?;
         st.regions.insert(
             "Z MANAGED a".into(),
             RegionState {
                 hash: Some("aa".into()),
                 eof_break: true,
+                style: Style::default(),
                 ..RegionState::default()
             },
         );
-        std::fs::create_dir_all(store.bodies_of(t))?;
-        std::fs::create_dir_all(store.root.join("files"))?;
-        std::fs::write(store.file_entry(t), serde_json::to_vec(&st)?)?;
-        std::fs::write(store.bodies_of(t).join("aa"), b"A\n")?;
-        assert_eq!(store.load(t), st);
-        assert_eq!(store.known_files(), vec![st.clone()]);
+        std::fs::create_dir_all(bodies_of(&store, t))?;
+        std::fs::create_dir_all(store.root.path().join("files"))?;
+        std::fs::write(
+            store
+                .root
+                .path()
+                .join("files")
+                .join(Store::file_entry_name(t)),
+            serde_json::to_vec(&st)?,
+        )?;
+        std::fs::write(bodies_of(&store, t).join("aa"), b"A\n")?;
+        assert_eq!(store.load(t)?, st);
+        assert_eq!(store.known_files()?.files, vec![st.clone()]);
         assert_eq!(body(&store, t, "aa").as_deref(), Some(&b"A\n"[..]));
         let b = [outcome("b", Action::Inserted, Some(("bb", b"B\n")))];
         record(&store, t, &b, true)?;
-        assert!(!store.file_entry(t).exists() && !store.bodies_of(t).exists());
-        let now = store.load(t);
+        assert!(
+            !store
+                .root
+                .path()
+                .join("files")
+                .join(Store::file_entry_name(t))
+                .exists()
+                && !bodies_of(&store, t).exists()
+        );
+        let now = store.load(t)?;
         assert!(now.regions["Z MANAGED a"].eof_break);
         assert_eq!(body(&store, t, "aa").as_deref(), Some(&b"A\n"[..]));
         assert_eq!(body(&store, t, "bb").as_deref(), Some(&b"B\n"[..]));
-        assert_eq!(store.known_files().len(), 1);
+        assert_eq!(store.known_files()?.files.len(), 1);
         Ok(())
     }
 
@@ -756,7 +1140,7 @@ mod tests {
         };
         let (s, w) = Store::locate(&env(&[("XDG_STATE_HOME", "rel"), ("HOME", "/h")]), None);
         assert_eq!(
-            s.map(|s| s.root),
+            s.map(|s| s.root.path().to_path_buf()),
             Some(PathBuf::from("/h/.local/state/demarcate"))
         );
         assert_eq!(w, vec![StoreWarning::RelativeStateHome("rel".into())]);
@@ -764,11 +1148,30 @@ mod tests {
         assert!(s.is_none());
         assert_eq!(w, vec![StoreWarning::RelativeHome("home".into())]);
         let (s, w) = Store::locate(&env(&[("XDG_STATE_HOME", "/x")]), None);
-        assert_eq!(s.map(|s| s.root), Some(PathBuf::from("/x/demarcate")));
+        assert_eq!(
+            s.map(|s| s.root.path().to_path_buf()),
+            Some(PathBuf::from("/x/demarcate"))
+        );
         assert!(w.is_empty());
-        let (s, _) = Store::locate(&env(&[]), Some("/p".into()));
+        // DEMARCATE_STATE_DIR names the store itself; a relative one is ignored.
+        let (s, w) = Store::locate(
+            &env(&[("DEMARCATE_STATE_DIR", "/d"), ("XDG_STATE_HOME", "/x")]),
+            None,
+        );
+        assert_eq!(s.map(|s| s.root), Some(Root::new("/d".into(), true)));
+        assert!(w.is_empty());
+        let (s, w) = Store::locate(
+            &env(&[("DEMARCATE_STATE_DIR", "d"), ("XDG_STATE_HOME", "/x")]),
+            None,
+        );
         assert_eq!(
             s.map(|s| s.root),
+            Some(Root::new("/x/demarcate".into(), false))
+        );
+        assert_eq!(w, vec![StoreWarning::RelativeStateDir("d".into())]);
+        let (s, _) = Store::locate(&env(&[]), Some("/p".into()));
+        assert_eq!(
+            s.map(|s| s.root.path().to_path_buf()),
             Some(PathBuf::from("/p/.local/state/demarcate"))
         );
     }

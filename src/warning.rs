@@ -64,11 +64,34 @@ pub enum Warning {
         /// The key.
         key: String,
     },
+    /// A removal matched nothing: the region (or, for strict JSON, any entry of the owner)
+    /// is not in the file.
+    NothingToRemove {
+        /// The region asked for; `None` for an owner's entries.
+        id: Option<Identity>,
+        /// The owner.
+        owner: String,
+    },
+    /// A region is not in the file and was not inserted: the edit only updates regions
+    /// that are there.
+    NotInserted {
+        /// The region.
+        id: Identity,
+    },
     /// The file is written, but the state store (merge bases, regions written) could not be
     /// updated.
     StateNotSaved {
         /// What went wrong.
         reason: String,
+    },
+    /// A record of the state store does not read: what it held is lost to this run.
+    StateCorrupt {
+        /// The record.
+        record: std::path::PathBuf,
+        /// Why it does not read.
+        reason: String,
+        /// Where it was moved aside (it is never overwritten), if it was.
+        moved: Option<std::path::PathBuf>,
     },
 }
 
@@ -95,8 +118,13 @@ impl Warning {
             | Self::KeptDrifted { id, .. }
             | Self::NotMerged { id, .. }
             | Self::NotRemoved { id, .. }
-            | Self::KeyKept { id, .. } => Some(id),
-            Self::StateNotSaved { .. } | Self::Entry(_) | Self::Metadata { .. } => None,
+            | Self::KeyKept { id, .. }
+            | Self::NotInserted { id } => Some(id),
+            Self::NothingToRemove { id, .. } => id.as_ref(),
+            Self::StateNotSaved { .. }
+            | Self::StateCorrupt { .. }
+            | Self::Entry(_)
+            | Self::Metadata { .. } => None,
         }
     }
 }
@@ -157,9 +185,41 @@ impl fmt::Display for Warning {
                 "line {line}: region \"{id}\": `{key}` was changed by hand and by the template; \
                  your value is kept, the rest of the update is merged"
             ),
+            Self::NotInserted { id } => write!(
+                f,
+                "region \"{id}\" is not in the file; not inserted (only regions already there \
+                 are updated)"
+            ),
             Self::StateNotSaved { reason } => write!(
                 f,
                 "the edit is written, but the state store could not be updated: {reason}"
+            ),
+            Self::NothingToRemove { id: Some(id), .. } => {
+                write!(f, "region \"{id}\" is not in the file; nothing was removed")
+            }
+            Self::NothingToRemove { id: None, owner } => write!(
+                f,
+                "owner {owner} has no entries recorded in this file; nothing was removed"
+            ),
+            Self::StateCorrupt {
+                record,
+                reason,
+                moved,
+            } => write!(
+                f,
+                "the state record {} does not read ({reason}){}; what it held about the files \
+                 of its folder is lost: which regions and entries were written there (uninstall \
+                 cannot remove them), merge bases, key rules and the containers made for \
+                 regions. Check those files by hand{}",
+                record.display(),
+                match moved {
+                    Some(m) if m != record => format!(" and was moved to {}", m.display()),
+                    _ => String::new(),
+                },
+                match moved {
+                    Some(m) => format!(", then delete {}", m.display()),
+                    None => String::new(),
+                }
             ),
         }
     }

@@ -47,6 +47,8 @@ pub enum SyntaxKind {
     DuplicateKey(String),
     /// The text ends inside a value.
     UnexpectedEnd,
+    /// Objects and arrays nested deeper than the limit ([`crate::entries::MAX_DEPTH`]).
+    TooDeep,
     /// Anything else, in serde_json's words.
     Other(String),
 }
@@ -64,6 +66,11 @@ impl fmt::Display for SyntaxKind {
                 write!(f, "the key `{k}` appears twice in one object; keep one of them")
             }
             SyntaxKind::UnexpectedEnd => f.write_str("the text ends inside a value; complete or restore it"),
+            SyntaxKind::TooDeep => write!(
+                f,
+                "objects and arrays nested deeper than {} levels, the limit; flatten the structure",
+                crate::entries::MAX_DEPTH
+            ),
             SyntaxKind::Other(m) => write!(f, "not valid JSON ({m}); fix the text there"),
         }
     }
@@ -83,8 +90,8 @@ pub struct Conflict {
 /// Why an entries operation refused to produce a plan. Nothing is to be written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EntryError {
-    /// The file or the template is not strict JSON.
-    #[error("{input} is not strict JSON at {location}: {kind}")]
+    /// The file or the template is not strict JSON (or nests deeper than the limit).
+    #[error("{}", syntax_text(*input, *location, kind))]
     Syntax {
         /// Which input.
         input: Input,
@@ -128,6 +135,13 @@ pub enum EntryError {
     /// The edited text failed the strict check (a defect; nothing is written).
     #[error("internal error: the edited text is not valid JSON ({0}); nothing was written")]
     InvalidOutput(String),
+}
+
+fn syntax_text(input: Input, location: Location, kind: &SyntaxKind) -> String {
+    match kind {
+        SyntaxKind::TooDeep => format!("{input} at {location}: {kind}"),
+        _ => format!("{input} is not strict JSON at {location}: {kind}"),
+    }
 }
 
 fn conflicts_text(c: &[Conflict]) -> String {

@@ -95,6 +95,15 @@ impl KeyRule {
         }
     }
 
+    /// The rule of an array no rule names: a set of whole values (`[.=…]`).
+    pub(crate) fn whole_values() -> KeyRule {
+        KeyRule {
+            pattern: Vec::new(),
+            field: Field::Itself,
+            path: false,
+        }
+    }
+
     pub(crate) fn field_name(&self) -> &str {
         match &self.field {
             Field::Itself => ".",
@@ -163,6 +172,13 @@ impl KeyRules {
         self.rules.iter().rev().find(|r| r.matches(path))
     }
 
+    /// The rule for the array at `path`, or the set of whole values when none names it.
+    pub(crate) fn array_rule(&self, path: &[Seg]) -> KeyRule {
+        self.rule_for(path)
+            .cloned()
+            .unwrap_or_else(KeyRule::whole_values)
+    }
+
     /// True when some rule applies strictly below `path`.
     pub(crate) fn any_below(&self, path: &[Seg]) -> bool {
         self.rules.iter().any(|r| r.matches_prefix(path))
@@ -173,22 +189,42 @@ impl KeyRules {
 pub type Resolver<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// How `:path` fields are normalized: the home directory and a symlink resolver.
+///
+/// A key has two forms. The **stable** form is the one registered: the path words with `~/`,
+/// `$HOME/` or `${HOME}/` expanded and their quotes dropped, nothing resolved, so it does not
+/// depend on the file system at run time (a symlink re-pointed by an upgrade, scripts deleted
+/// before an uninstall). The **resolved** form also resolves the path words through symlinks
+/// where they exist; elements are matched by either form. Words that are not paths are kept
+/// exactly as written (quotes included): `echo 'a b'` and `echo a b` are two keys.
 pub(crate) struct PathNorm<'a> {
     pub(crate) home: Option<&'a str>,
     pub(crate) resolve: Option<Resolver<'a>>,
-    cache: HashMap<String, String>,
+    /// The home directory through its symlinks, when that differs (`$HOME` a symlink): a
+    /// path under it is written under the home directory in the stable form.
+    real_home: Option<String>,
+    stable: HashMap<String, String>,
+    resolved: HashMap<String, String>,
 }
 
 impl<'a> PathNorm<'a> {
     pub(crate) fn new(home: Option<&'a str>, resolve: Option<Resolver<'a>>) -> PathNorm<'a> {
+        let home = home
+            .map(|h| h.trim_end_matches('/'))
+            .filter(|h| !h.is_empty());
+        let real_home = match (home, resolve) {
+            (Some(h), Some(r)) => r(h).filter(|real| real.trim_end_matches('/') != h),
+            _ => None,
+        };
         PathNorm {
             home,
             resolve,
-            cache: HashMap::new(),
+            real_home: real_home.map(|r| r.trim_end_matches('/').to_owned()),
+            stable: HashMap::new(),
+            resolved: HashMap::new(),
         }
     }
 
-    /// The key of an element under `rule`.
+    /// The (stable) key of an element under `rule`.
     pub(crate) fn element_key(&mut self, rule: &KeyRule, field_value: Option<&Json>) -> String {
         let raw = match field_value {
             None => return String::new(),
@@ -198,11 +234,10 @@ impl<'a> PathNorm<'a> {
         if rule.path { self.normalize(&raw) } else { raw }
     }
 
-    /// Normalizes a command line: words starting with `~/`, `$HOME/` or `${HOME}/` expanded,
-    /// surrounding quotes dropped, existing paths resolved through symlinks, words joined
-    /// by one space.
+    /// The stable form of a command line: path words expanded and unquoted, other words as
+    /// written, words joined by one space.
     pub(crate) fn normalize(&mut self, text: &str) -> String {
-        if let Some(hit) = self.cache.get(text) {
+        if let Some(hit) = self.stable.get(text) {
             return hit.clone();
         }
         let mut out = String::with_capacity(text.len());
@@ -210,20 +245,54 @@ impl<'a> PathNorm<'a> {
             if !out.is_empty() {
                 out.push(' ');
             }
-            let unquoted = strip_quotes(word);
-            let mut expanded = match self.home {
-                Some(home) => expand_home(unquoted, home),
-                None => unquoted.to_owned(),
-            };
-            if expanded.starts_with('/')
-                && let Some(resolved) = self.resolve.and_then(|r| r(&expanded))
-            {
-                expanded = resolved;
+            match self.path_word(word) {
+                Some(path) => out.push_str(&path),
+                None => out.push_str(word),
             }
-            out.push_str(&expanded);
         }
-        self.cache.insert(text.to_owned(), out.clone());
+        self.stable.insert(text.to_owned(), out.clone());
         out
+    }
+
+    /// The resolved form of a stable key: each path word resolved through symlinks where it
+    /// exists.
+    pub(crate) fn resolved(&mut self, stable: &str) -> String {
+        if let Some(hit) = self.resolved.get(stable) {
+            return hit.clone();
+        }
+        let mut out = String::with_capacity(stable.len());
+        for word in words(stable) {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            let real = word
+                .starts_with('/')
+                .then(|| self.resolve.and_then(|r| r(word)))
+                .flatten();
+            out.push_str(real.as_deref().unwrap_or(word));
+        }
+        self.resolved.insert(stable.to_owned(), out.clone());
+        out
+    }
+
+    /// A word that is a path (after its quotes: `~/`, `$HOME/`, `${HOME}/` or `/`), in its
+    /// stable form; `None` for any other word.
+    fn path_word(&self, word: &str) -> Option<String> {
+        let unquoted = strip_quotes(word);
+        let expanded = match self.home {
+            Some(home) => expand_home(unquoted, home),
+            None => unquoted.to_owned(),
+        };
+        if !expanded.starts_with('/') {
+            return None;
+        }
+        if let (Some(real), Some(home)) = (&self.real_home, self.home)
+            && let Some(rest) = expanded.strip_prefix(real.as_str())
+            && (rest.is_empty() || rest.starts_with('/'))
+        {
+            return Some(format!("{home}{rest}"));
+        }
+        Some(expanded)
     }
 }
 
@@ -438,14 +507,33 @@ mod tests {
             "node /home/u/z/h.js",
             "node \"$HOME/z/h.js\"",
             "node '${HOME}/z/h.js'",
-            "node   /link/z/h.js",
+            "node   ~/z/h.js",
         ] {
             assert_eq!(norm.normalize(variant), want, "{variant}");
         }
+        // The stable form resolves nothing; the resolved form does.
+        assert_eq!(norm.normalize("node /link/z/h.js"), "node /link/z/h.js");
+        assert_eq!(norm.resolved("node /link/z/h.js"), want);
         // Exact match, never a prefix: a longer command is another entry.
         assert_ne!(norm.normalize("node ~/z/h.js --x"), want);
         assert_eq!(norm.normalize("node \"/a b/c.js\" x"), "node /a b/c.js x");
         assert_eq!(norm.normalize("echo ~user/x"), "echo ~user/x");
+        // Only path words lose their quotes: other words compare as written.
+        assert_eq!(norm.normalize("echo 'a b'"), "echo 'a b'");
+        assert_ne!(norm.normalize("echo 'a b'"), norm.normalize("echo a b"));
+        assert_eq!(
+            norm.normalize("jq '.hooks | length' ~/s.json"),
+            "jq '.hooks | length' /home/u/s.json"
+        );
+    }
+
+    #[test]
+    fn a_symlinked_home_is_written_as_the_home_directory() {
+        let resolve = |p: &str| p.strip_prefix("/home/u").map(|r| format!("/data/u{r}"));
+        let mut norm = PathNorm::new(Some("/home/u/"), Some(&resolve));
+        assert_eq!(norm.normalize("node /data/u/z/h.js"), "node /home/u/z/h.js");
+        assert_eq!(norm.normalize("node ~/z/h.js"), "node /home/u/z/h.js");
+        assert_eq!(norm.normalize("node /data/uu/h.js"), "node /data/uu/h.js");
     }
 
     #[test]

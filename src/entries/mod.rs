@@ -51,6 +51,7 @@
 
 mod error;
 mod keys;
+mod migrate;
 mod reconcile;
 mod registry;
 mod scan;
@@ -61,6 +62,7 @@ mod value;
 pub use error::{Conflict, EntryError, EntryWarning, Input, Location, SyntaxKind, WarningKind};
 pub use keys::{KeyRule, KeyRules, Resolver};
 pub use registry::{REGISTRY_VERSION, RegisteredEntry, Registry};
+pub use scan::MAX_DEPTH;
 
 use std::fmt;
 
@@ -194,8 +196,9 @@ pub struct EntryReport {
     pub owner: String,
     /// The canonical key.
     pub key: String,
-    /// The JSON Pointer of the entry in the file as read; for an element appended to an
-    /// array, the pointer ends in `/-`.
+    /// The JSON Pointer of the entry in the file after the run (array elements by their
+    /// index then, never `/-`); for an entry the run removed, where it stood; for one not in
+    /// the file, where it would go.
     pub pointer: String,
     /// The state as read.
     pub state: EntryState,
@@ -319,7 +322,9 @@ pub fn sync(
     check_target(src)?;
     let mut norm = keys::PathNorm::new(opts.home.as_deref(), opts.resolve);
     let mut wanted = tree::wanted(&template.root, rules, &opts.seeds, &mut norm)?;
-    let mut own = registry.cloned().unwrap_or_default();
+    let mut own = registry
+        .map(|r| migrate::migrate(r, rules, &mut norm))
+        .unwrap_or_default();
     let mut changed_others: Vec<(String, Registry)> = Vec::new();
     let mut conflicts = Vec::new();
     for key in wanted.template_keys() {
@@ -360,6 +365,7 @@ pub fn sync(
     for key in &own.containers {
         wanted.mark_created(key, rules);
     }
+    wanted.blanks.clone_from(&own.blanks);
     let walk = Walk::new(src, Mode::Sync, opts, owner, registry.is_some());
     let mut out = walk.run(&wanted)?;
     hand_over(&out.orphans, owner, others, &mut changed_others);
@@ -472,6 +478,7 @@ fn walk_registry(
     check_target(src)?;
     let mut norm = keys::PathNorm::new(opts.home.as_deref(), opts.resolve);
     let mut wanted = tree::wanted(&[], rules, &[], &mut norm)?;
+    let registry = &migrate::migrate(registry, rules, &mut norm);
     let mut lost = Vec::new();
     for (key, reg) in &registry.entries {
         if !wanted.attach(key, reg.clone(), rules) {
@@ -481,6 +488,7 @@ fn walk_registry(
     for key in &registry.containers {
         wanted.mark_created(key, rules);
     }
+    wanted.blanks.clone_from(&registry.blanks);
     let mut out = Walk::new(src, mode, opts, owner, true).run(&wanted)?;
     let orphans = std::mem::take(&mut out.orphans);
     for key in lost {

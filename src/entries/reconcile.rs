@@ -34,6 +34,14 @@ pub(crate) enum Mode {
     List,
 }
 
+/// Where an element of a keyed array stands before the write.
+enum Place {
+    /// Item `i` of the array as read.
+    Existing(usize),
+    /// The `k`-th element appended (or that would be).
+    Appended(usize),
+}
+
 /// What becomes of a container value after its walk.
 enum Fate {
     Keep,
@@ -136,7 +144,8 @@ impl<'a, 'o> Walk<'a, 'o> {
             Some(i) if src[i] == b'{' => {
                 let root = scan::container(src, i).map_err(|e| scan_err(src, e))?;
                 self.layout = scan::layout(src, Some(&root));
-                self.walk_object(&wanted.root, &root, "")?;
+                self.reg.blanks.clone_from(&wanted.blanks);
+                self.walk_object(&wanted.root, &root, "", "")?;
                 let edits = std::mem::take(&mut self.edits);
                 splice::apply(src, edits)
                     .ok_or_else(|| EntryError::InvalidOutput("overlapping edits".to_owned()))?
@@ -199,9 +208,10 @@ impl<'a, 'o> Walk<'a, 'o> {
         let mut members: Vec<(String, Json)> = Vec::new();
         let mut elems: Vec<Json> = Vec::new();
         for child in &node.children {
+            // A new element's pointer is the index it takes (or would take) in the new array.
             let cptr = match &child.seg {
                 Seg::Key(k) => format!("{ptr}/{}", pointer_segment(k)),
-                Seg::Elem { .. } => format!("{ptr}/-"),
+                Seg::Elem { .. } => format!("{ptr}/{}", elems.len()),
             };
             let value = match &child.item {
                 Item::Entry(e) => match self.decide(e, &child.key, &cptr, None) {
@@ -267,14 +277,28 @@ impl<'a, 'o> Walk<'a, 'o> {
         let first = src.get(start).copied();
         let edits_before = self.edits.len();
         let removals_before = self.removals;
+        if let Some(r) = &node.leaf_reg
+            && self.mode == Mode::Sync
+            && node.in_template
+            && matches!(first, Some(b'{' | b'['))
+            && self.file_value(start)?.hash() == r.hash
+        {
+            // A whole value this owner wrote, untouched, that the template now holds as
+            // structure (an array of repeated values that became a set): written anew.
+            self.report(key, ptr, EntryState::Pristine, EntryAction::Pruned);
+            return Ok(match self.build_new(node, key, ptr) {
+                Some(j) => Fate::Replace(j),
+                None => Fate::Gone,
+            });
+        }
         let remaining = match (&node.kind, first) {
             (Kind::Object, Some(b'{')) => {
                 let c = scan::container(src, start).map_err(|e| scan_err(src, e))?;
-                self.walk_object(node, &c, ptr)?
+                self.walk_object(node, &c, key, ptr)?
             }
             (Kind::Keyed(rule), Some(b'[')) => {
                 let c = scan::container(src, start).map_err(|e| scan_err(src, e))?;
-                self.walk_array(node, rule, &c, ptr)?
+                self.walk_array(node, rule, &c, key, ptr)?
             }
             (Kind::Any, Some(b'{' | b'[')) => {
                 let c = scan::container(src, start).map_err(|e| scan_err(src, e))?;
@@ -285,11 +309,12 @@ impl<'a, 'o> Walk<'a, 'o> {
                     .count()
             }
             _ => {
-                if let Some(r) = &node.leaf_reg
-                    && self.mode == Mode::Sync
-                    && node.in_template
-                    && self.file_value(start)?.hash() == r.hash
-                {
+                let mine = match (&node.leaf_reg, node.below.owned(key, node.created)) {
+                    (Some(r), _) => self.file_value(start)?.hash() == r.hash,
+                    (None, Some(owned)) => owned.is(&self.file_value(start)?),
+                    (None, None) => false,
+                };
+                if mine && self.mode == Mode::Sync && node.in_template {
                     // A plain value this owner wrote, untouched, that the template made a
                     // container: replaced by the container.
                     self.report(key, ptr, EntryState::Pristine, EntryAction::Pruned);
@@ -365,6 +390,7 @@ impl<'a, 'o> Walk<'a, 'o> {
         &mut self,
         node: &Node,
         c: &ContainerSpan,
+        key: &str,
         ptr: &str,
     ) -> Result<usize, EntryError> {
         let mut index: HashMap<&str, usize> = HashMap::with_capacity(c.items.len());
@@ -410,14 +436,7 @@ impl<'a, 'o> Walk<'a, 'o> {
                 }
             }
         }
-        splice::container_edits(
-            self.src,
-            &self.layout,
-            c,
-            &removed,
-            &appends,
-            &mut self.edits,
-        );
+        self.container_edits(c, key, &removed, &appends);
         let ident = node.ident_field.as_deref();
         let kept = c
             .items
@@ -458,6 +477,7 @@ impl<'a, 'o> Walk<'a, 'o> {
         node: &Node,
         rule: &KeyRule,
         c: &ContainerSpan,
+        key: &str,
         ptr: &str,
     ) -> Result<usize, EntryError> {
         // Only the keys the tree asks for are looked up; other elements cost one key each.
@@ -467,12 +487,29 @@ impl<'a, 'o> Walk<'a, 'o> {
                 wanted.insert(key.as_bytes(), ci);
             }
         }
+        // `:path` keys are matched by their stable form, then by their resolved form.
+        let mut resolved: FxHashMap<String, usize> = FxHashMap::default();
+        if rule.path {
+            for (ci, child) in node.children.iter().enumerate() {
+                if let Seg::Elem { key, .. } = &child.seg {
+                    resolved.entry(self.norm.resolved(key)).or_insert(ci);
+                }
+            }
+        }
         let mut at: Vec<Option<usize>> = vec![None; node.children.len()];
         let mut dup = vec![false; node.children.len()];
         if !wanted.is_empty() {
             for (i, item) in c.items.iter().enumerate() {
                 let k = self.element_key(rule, item.value.start)?;
-                if let Some(&ci) = wanted.get(k.as_ref()) {
+                let hit = match wanted.get(k.as_ref()) {
+                    Some(&ci) => Some(ci),
+                    None if rule.path => {
+                        let stable = String::from_utf8_lossy(&k).into_owned();
+                        resolved.get(&self.norm.resolved(&stable)).copied()
+                    }
+                    None => None,
+                };
+                if let Some(ci) = hit {
                     if at[ci].is_some() {
                         dup[ci] = true;
                     } else {
@@ -483,16 +520,20 @@ impl<'a, 'o> Walk<'a, 'o> {
         }
         let mut removed = vec![false; c.items.len()];
         let mut appends = Vec::new();
+        // The reports each child made, with its place, to be pointed at the element's index
+        // after the write once every removal and append of this array is known.
+        let mut places: Vec<(usize, usize, String, Place)> = Vec::new();
         for (ci, child) in node.children.iter().enumerate() {
             let found = at[ci];
             if dup[ci] {
                 let at = found.map(|i| c.items[i].value.start);
                 self.warn(WarningKind::DuplicateElement, &child.key, at);
             }
-            let cptr = match found {
-                Some(i) => format!("{ptr}/{i}"),
-                None => format!("{ptr}/-"),
+            let (cptr, place) = match found {
+                Some(i) => (format!("{ptr}/{i}"), Place::Existing(i)),
+                None => (format!("{ptr}/-"), Place::Appended(appends.len())),
             };
+            let first_report = self.reports.len();
             match (&child.item, found) {
                 (Item::Entry(e), Some(i)) => {
                     if self.existing(e, &child.key, &cptr, c, i)? {
@@ -523,16 +564,69 @@ impl<'a, 'o> Walk<'a, 'o> {
                     }
                 }
             }
+            places.push((first_report, self.reports.len(), cptr, place));
         }
+        self.container_edits(c, key, &removed, &appends);
+        let mut removed_before = Vec::with_capacity(removed.len());
+        let mut gone = 0;
+        for r in &removed {
+            removed_before.push(gone);
+            gone += usize::from(*r);
+        }
+        let kept = removed.len() - gone;
+        for (from, to, old, place) in places {
+            let index = match place {
+                Place::Existing(i) => i - removed_before[i],
+                Place::Appended(k) => kept + k,
+            };
+            self.repoint(from..to, &old, &format!("{ptr}/{index}"));
+        }
+        Ok(kept + appends.len())
+    }
+
+    /// The splices of one container's removals and appends. The whitespace inside an empty
+    /// container the owner fills is remembered, and comes back when the owner's removals
+    /// leave it empty again (`{ }`, `{\n}` round-trip byte for byte).
+    fn container_edits(
+        &mut self,
+        c: &ContainerSpan,
+        key: &str,
+        removed: &[bool],
+        appends: &[NewItem],
+    ) {
+        let inside = &self.src[c.open + 1..c.close];
+        if c.items.is_empty() && !appends.is_empty() && !inside.is_empty() {
+            let blank = String::from_utf8_lossy(inside).into_owned();
+            self.reg.blanks.insert(key.to_owned(), blank);
+        }
+        let emptied = !c.items.is_empty() && appends.is_empty() && removed.iter().all(|r| *r);
+        let blank = if emptied {
+            self.reg.blanks.remove(key).unwrap_or_default()
+        } else {
+            String::new()
+        };
         splice::container_edits(
             self.src,
             &self.layout,
             c,
-            &removed,
-            &appends,
+            removed,
+            appends,
+            &blank,
             &mut self.edits,
         );
-        Ok(removed.iter().filter(|r| !**r).count() + appends.len())
+    }
+
+    /// Points the reports in `range` that are at or below `old` at `new` instead.
+    fn repoint(&mut self, range: std::ops::Range<usize>, old: &str, new: &str) {
+        for r in &mut self.reports[range] {
+            if r.pointer == old {
+                r.pointer = new.to_owned();
+            } else if let Some(rest) = r.pointer.strip_prefix(old)
+                && rest.starts_with('/')
+            {
+                r.pointer = format!("{new}{rest}");
+            }
+        }
     }
 }
 

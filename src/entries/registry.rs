@@ -32,6 +32,11 @@ pub struct Registry {
     /// owner's last entry in them goes and nothing else is left).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub containers: BTreeSet<String>,
+    /// The whitespace inside an empty container (`{ }`, `{\n}`) this owner wrote the first
+    /// entries into, by canonical key of the container (`""` for the top level): when the
+    /// owner's removal leaves it empty again, the whitespace comes back byte for byte.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub blanks: BTreeMap<String, String>,
 }
 
 impl Default for Registry {
@@ -40,6 +45,7 @@ impl Default for Registry {
             version: REGISTRY_VERSION,
             entries: BTreeMap::new(),
             containers: BTreeSet::new(),
+            blanks: BTreeMap::new(),
         }
     }
 }
@@ -78,7 +84,8 @@ impl Registry {
         out
     }
 
-    /// True when nothing is registered (the caller may delete the stored registry).
+    /// True when nothing is registered (the caller may delete the stored registry); the
+    /// whitespace of filled containers does not count, since nothing of the owner's is left.
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty() && self.containers.is_empty()

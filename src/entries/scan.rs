@@ -309,11 +309,59 @@ pub(crate) fn layout(src: &[u8], root: Option<&ContainerSpan>) -> Layout {
     Layout { unit, nl, colon }
 }
 
+/// The deepest nesting of objects and arrays read (the top-level object is level 1).
+pub const MAX_DEPTH: usize = 128;
+
+/// The offset of the first bracket that opens a container deeper than [`MAX_DEPTH`], if
+/// any. Brackets inside strings (double- or single-quoted, as a JSONC or JSON5 template may
+/// have) and comments do not count; nothing here recurses, so no text can exhaust the stack.
+/// Every reader of a file or template runs this first.
+pub(crate) fn too_deep(src: &[u8]) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(&b) = src.get(i) {
+        match b {
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Some(i);
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' | b'\'' => {
+                i += 1;
+                while let Some(&c) = src.get(i) {
+                    if c == b'\\' {
+                        i += 1;
+                    } else if c == b {
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            b'/' if src.get(i + 1) == Some(&b'/') => {
+                i = memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |p| i + p);
+            }
+            b'/' if src.get(i + 1) == Some(&b'*') => {
+                i = memchr::memmem::find(&src[i + 2..], b"*/").map_or(src.len(), |p| i + 2 + p + 1);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
 /// Checks that `src` (without a BOM) is strict JSON without duplicate keys, as serde_json
-/// reads it; the error says where and what.
+/// reads it, nested at most [`MAX_DEPTH`] levels; the error says where and what.
 pub(crate) fn validate(src: &[u8], input: Input) -> Result<(), (Input, Location, SyntaxKind)> {
     let body = src.strip_prefix(BOM).unwrap_or(src);
+    if let Some(at) = too_deep(body) {
+        return Err((input, location(body, at), SyntaxKind::TooDeep));
+    }
     let mut de = serde_json::Deserializer::from_slice(body);
+    // Bounded by the check above (serde_json's own limit stops one level short of it).
+    de.disable_recursion_limit();
     let res = Checked::deserialize(&mut de).and_then(|_| de.end());
     match res {
         Ok(()) => Ok(()),
@@ -586,6 +634,17 @@ mod tests {
         assert_eq!(find_member(b"[1]", 0, "a"), Ok(None));
         assert_eq!(find_member(b"{}", 0, "a"), Ok(None));
         assert!(find_member(b"{\"a\" 1}", 0, "b").is_err());
+    }
+
+    #[test]
+    fn depth_counts_brackets_outside_strings_and_comments() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert_eq!(too_deep(deep(MAX_DEPTH).as_bytes()), None);
+        assert_eq!(too_deep(deep(MAX_DEPTH + 1).as_bytes()), Some(MAX_DEPTH));
+        let hidden =
+            "[\"[[[\\\"[[\", '[[[', // [[[[\n /* [[[ */ 1]".replace("[[[", &"[".repeat(200));
+        assert_eq!(too_deep(hidden.as_bytes()), None, "{hidden}");
+        assert!(too_deep(b"[[[\"unterminated").is_none());
     }
 
     #[test]

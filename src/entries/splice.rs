@@ -117,13 +117,15 @@ pub(crate) fn replace_value(
     })
 }
 
-/// The edits that remove the items flagged in `removed` and append `appends` to `c`.
+/// The edits that remove the items flagged in `removed` and append `appends` to `c`; a
+/// container left empty holds `blank` inside.
 pub(crate) fn container_edits(
     src: &[u8],
     layout: &Layout,
     c: &ContainerSpan,
     removed: &[bool],
     appends: &[NewItem],
+    blank: &str,
     edits: &mut Vec<Edit>,
 ) {
     let n = c.items.len();
@@ -142,7 +144,9 @@ pub(crate) fn container_edits(
     let Some(last_kept) = last_kept else {
         // Nothing of the old items stays: rewrite the inside of the container.
         let mut out = String::new();
-        if !rendered.is_empty() {
+        if rendered.is_empty() {
+            out.push_str(blank);
+        } else {
             if st.multiline {
                 for (i, r) in rendered.iter().enumerate() {
                     if i > 0 {
@@ -264,7 +268,7 @@ mod tests {
         let root = scan::container(b, scan::root_start(b).expect("root")).expect("scan");
         let layout = scan::layout(b, Some(&root));
         let mut edits = Vec::new();
-        container_edits(b, &layout, &root, removed, appends, &mut edits);
+        container_edits(b, &layout, &root, removed, appends, "", &mut edits);
         String::from_utf8(apply(b, edits).expect("apply")).expect("utf8")
     }
 

@@ -18,8 +18,7 @@ pub(crate) struct Entry {
     pub(crate) reg: Option<RegisteredEntry>,
     /// Registered entries and created containers below this key: the template turned a
     /// container the owner wrote into a plain value.
-    below: Vec<(String, RegisteredEntry)>,
-    below_containers: Vec<String>,
+    pub(crate) below: Below,
 }
 
 impl Entry {
@@ -28,53 +27,159 @@ impl Entry {
             template,
             seed,
             reg,
-            below: Vec::new(),
-            below_containers: Vec::new(),
+            below: Below::default(),
         }
-    }
-
-    /// The value the owner left at this key when it was a container of its own: rebuilt from
-    /// the registered entries below it (object members only); `None` when it was not.
-    pub(crate) fn owned_container(&self, key: &str) -> Option<Json> {
-        if !self.below_containers.iter().any(|c| c == key) {
-            return None;
-        }
-        let mut root = Json::Obj(Vec::new());
-        let rel = |k: &str| -> Option<Vec<String>> {
-            keys::parse_key(k.strip_prefix(key)?)?
-                .into_iter()
-                .map(|s| match s {
-                    Seg::Key(k) => Some(k),
-                    Seg::Elem { .. } => None,
-                })
-                .collect()
-        };
-        for c in &self.below_containers {
-            insert_path(&mut root, &rel(c)?, None);
-        }
-        for (k, r) in &self.below {
-            insert_path(&mut root, &rel(k)?, Some(Json::from_serde(&r.base)));
-        }
-        Some(root)
     }
 }
 
-fn insert_path(root: &mut Json, path: &[String], value: Option<Json>) {
+/// What the owner registered below a key whose shape the template changed (a container
+/// that became a plain value, an array that became an object or the other way round).
+#[derive(Default)]
+pub(crate) struct Below {
+    entries: Vec<(String, RegisteredEntry)>,
+    containers: Vec<String>,
+}
+
+impl Below {
+    /// The value the owner left at `key` when it was a container of its own, rebuilt from
+    /// the registered entries below it; `None` when the owner did not create it (`created`:
+    /// known to be created otherwise). An empty
+    /// container the owner created matches any empty container.
+    pub(crate) fn owned(&self, key: &str, created: bool) -> Option<Owned> {
+        if !created && !self.containers.iter().any(|c| c == key) {
+            return None;
+        }
+        Some(Owned(rebuild(key, &self.containers, &self.entries)))
+    }
+}
+
+/// The value at `key` rebuilt from the registered entries and created containers below it
+/// (keys that are not below it are left out).
+pub(crate) fn rebuild(
+    key: &str,
+    containers: &[String],
+    entries: &[(String, RegisteredEntry)],
+) -> Json {
+    let rel = |k: &str| keys::parse_key(k.strip_prefix(key)?);
+    let mut root = unknown_empty();
+    for c in containers {
+        if let Some(path) = rel(c) {
+            insert_path(&mut root, &path, None);
+        }
+    }
+    for (k, r) in entries {
+        if let Some(path) = rel(k) {
+            insert_path(&mut root, &path, Some(Json::from_serde(&r.base)));
+        }
+    }
+    // An element keyed by a member holds that member, which no entry registers.
+    let last = keys::parse_key(key).and_then(|p| p.last().cloned());
+    if let (Some(Seg::Elem { field, key }), Json::Obj(members)) = (last, &mut root)
+        && field != "."
+        && !members.iter().any(|(m, _)| *m == field)
+    {
+        members.insert(0, (field, Json::Str(key)));
+    }
+    root
+}
+
+/// A container the owner wrote, as rebuilt.
+pub(crate) struct Owned(Json);
+
+/// Stands, in a rebuilt value, for a container the owner created whose kind is not known
+/// (nothing registered inside it): it matches an empty object or array. No parsed value is
+/// a number without digits.
+fn unknown_empty() -> Json {
+    Json::Num(String::new())
+}
+
+impl Owned {
+    /// True when the file's value is what the owner wrote.
+    pub(crate) fn is(&self, v: &Json) -> bool {
+        matches_owned(&self.0, v)
+    }
+}
+
+fn matches_owned(mine: &Json, v: &Json) -> bool {
+    match (mine, v) {
+        (Json::Num(n), Json::Obj(m)) if n.is_empty() => m.is_empty(),
+        (Json::Num(n), Json::Arr(a)) if n.is_empty() => a.is_empty(),
+        (Json::Obj(a), Json::Obj(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .all(|(k, x)| b.iter().any(|(l, y)| k == l && matches_owned(x, y)))
+        }
+        (Json::Arr(a), Json::Arr(b)) => {
+            // Elements compared as a set: the owner's may stand in another order.
+            let mut used = vec![false; b.len()];
+            a.len() == b.len()
+                && a.iter().all(|x| {
+                    let hit = (0..b.len()).find(|&i| !used[i] && matches_owned(x, &b[i]));
+                    hit.map(|i| used[i] = true).is_some()
+                })
+        }
+        (mine, v) => mine.same(v),
+    }
+}
+
+/// Puts `value` (or an empty container, for `None`) at `path` below `root`, making the
+/// objects and arrays on the way (`Null` is a container whose kind is not known yet).
+fn insert_path(root: &mut Json, path: &[Seg], value: Option<Json>) {
     let Some((first, rest)) = path.split_first() else {
         if let Some(v) = value {
             *root = v;
         }
         return;
     };
-    let Json::Obj(members) = root else { return };
-    let i = match members.iter().position(|(k, _)| k == first) {
-        Some(i) => i,
-        None => {
-            members.push((first.clone(), Json::Obj(Vec::new())));
-            members.len() - 1
+    match first {
+        Seg::Key(k) => {
+            if *root == unknown_empty() {
+                *root = Json::Obj(Vec::new());
+            }
+            let Json::Obj(members) = root else { return };
+            let i = match members.iter().position(|(m, _)| m == k) {
+                Some(i) => i,
+                None => {
+                    members.push((k.clone(), unknown_empty()));
+                    members.len() - 1
+                }
+            };
+            insert_path(&mut members[i].1, rest, value);
         }
-    };
-    insert_path(&mut members[i].1, rest, value);
+        Seg::Elem { field, key } => {
+            if *root == unknown_empty() {
+                *root = Json::Arr(Vec::new());
+            }
+            let Json::Arr(elems) = root else { return };
+            if field == "." {
+                if rest.is_empty()
+                    && let Some(v) = value
+                {
+                    elems.push(v);
+                }
+                return;
+            }
+            let same = |e: &Json| match e.get(field) {
+                Some(Json::Str(s)) => s == key,
+                Some(other) => other.canonical() == *key,
+                None => key.is_empty(),
+            };
+            let i = match elems.iter().position(same) {
+                Some(i) => i,
+                None => {
+                    elems.push(Json::Obj(vec![(field.clone(), Json::Str(key.clone()))]));
+                    elems.len() - 1
+                }
+            };
+            if rest.is_empty() {
+                if let Some(v) = value {
+                    elems[i] = v;
+                }
+            } else {
+                insert_path(&mut elems[i], rest, value);
+            }
+        }
+    }
 }
 
 pub(crate) enum Item {
@@ -106,6 +211,9 @@ pub(crate) struct Node {
     pub(crate) ident: Option<(Json, usize)>,
     /// A registered plain value at this key (the template turned it into a container).
     pub(crate) leaf_reg: Option<RegisteredEntry>,
+    /// Registered entries below this key that do not fit its kind (the template turned the
+    /// owner's array into an object, or the other way round).
+    pub(crate) below: Below,
     pub(crate) children: Vec<Child>,
     index: HashMap<Seg, usize>,
 }
@@ -119,6 +227,7 @@ impl Node {
             ident_field: None,
             ident: None,
             leaf_reg: None,
+            below: Below::default(),
             children: Vec::new(),
             index: HashMap::new(),
         }
@@ -133,6 +242,8 @@ impl Node {
 /// The template and registry merged into one tree.
 pub(crate) struct Wanted {
     pub(crate) root: Node,
+    /// The registry's whitespace of containers the owner filled (see `Registry::blanks`).
+    pub(crate) blanks: std::collections::BTreeMap<String, String>,
     template_keys: Vec<String>,
 }
 
@@ -153,6 +264,7 @@ pub(crate) fn wanted(
     let root = b.object(template, &mut path)?;
     Ok(Wanted {
         root,
+        blanks: std::collections::BTreeMap::new(),
         template_keys: b.keys,
     })
 }
@@ -182,8 +294,13 @@ impl Builder<'_, '_, '_> {
             let key = keys::format_key(path);
             let item = match v {
                 Json::Obj(m) => Item::Node(self.object(m, path)?),
+                // An array is keyed by its rule, or else a set of whole values; one without a
+                // rule that holds a value twice (`["-e", "A", "-e", "B"]`) is one value.
                 Json::Arr(a) => match self.rules.rule_for(path) {
                     Some(rule) => Item::Node(self.keyed(a, rule.clone(), path)?),
+                    None if distinct(a) => {
+                        Item::Node(self.keyed(a, KeyRule::whole_values(), path)?)
+                    }
                     None => self.entry(&key, v),
                 },
                 _ => self.entry(&key, v),
@@ -234,6 +351,12 @@ impl Builder<'_, '_, '_> {
     }
 }
 
+/// True when no two elements are the same value.
+fn distinct(elems: &[Json]) -> bool {
+    let mut seen = std::collections::HashSet::with_capacity(elems.len());
+    elems.iter().all(|e| seen.insert(e.canonical()))
+}
+
 impl Wanted {
     /// Canonical keys of the template's entries.
     pub(crate) fn template_keys(&self) -> &[String] {
@@ -250,12 +373,16 @@ impl Wanted {
         };
         let node = match descend(&mut self.root, &path, path.len() - 1, rules) {
             Landing::Node(n) => n,
-            Landing::UnderEntry(e) => {
-                e.below.push((key.to_owned(), reg));
+            Landing::Below(b) => {
+                b.entries.push((key.to_owned(), reg));
                 return true;
             }
             Landing::Lost => return false,
         };
+        if misfit(node, last) {
+            node.below.entries.push((key.to_owned(), reg));
+            return true;
+        }
         match node.index.get(last).copied() {
             Some(i) => match &mut node.children[i].item {
                 Item::Entry(e) => {
@@ -289,12 +416,16 @@ impl Wanted {
         let Some(last) = path.last() else { return };
         let node = match descend(&mut self.root, &path, path.len() - 1, rules) {
             Landing::Node(n) => n,
-            Landing::UnderEntry(e) => {
-                e.below_containers.push(key.to_owned());
+            Landing::Below(b) => {
+                b.containers.push(key.to_owned());
                 return;
             }
             Landing::Lost => return,
         };
+        if misfit(node, last) {
+            node.below.containers.push(key.to_owned());
+            return;
+        }
         let i = match node.index.get(last).copied() {
             Some(i) => i,
             None => {
@@ -315,9 +446,18 @@ impl Wanted {
         };
         match &mut node.children[i].item {
             Item::Node(n) => n.created = true,
-            Item::Entry(e) => e.below_containers.push(key.to_owned()),
+            Item::Entry(e) => e.below.containers.push(key.to_owned()),
         }
     }
+}
+
+/// True when `seg` is of the other kind than `node` holds (a member of an array, an
+/// element of an object): the template changed the shape of what the owner wrote.
+fn misfit(node: &Node, seg: &Seg) -> bool {
+    matches!(
+        (&node.kind, seg),
+        (Kind::Object, Seg::Elem { .. }) | (Kind::Keyed(_), Seg::Key(_))
+    )
 }
 
 fn fits(node: &Node, seg: &Seg) -> bool {
@@ -331,10 +471,8 @@ fn fits(node: &Node, seg: &Seg) -> bool {
 /// The kind of the container at `path[..=i]`, from the step that follows it.
 fn kind_for(path: &[Seg], i: usize, rules: &KeyRules) -> Option<Kind> {
     match path.get(i + 1) {
-        Some(Seg::Elem { field, .. }) => rules
-            .rule_for(&path[..=i])
+        Some(Seg::Elem { field, .. }) => Some(rules.array_rule(&path[..=i]))
             .filter(|r| r.field_name() == field)
-            .cloned()
             .or_else(|| KeyRule::new("/", field).ok())
             .map(Kind::Keyed),
         _ => Some(Kind::Object),
@@ -343,8 +481,9 @@ fn kind_for(path: &[Seg], i: usize, rules: &KeyRules) -> Option<Kind> {
 
 enum Landing<'n> {
     Node(&'n mut Node),
-    /// The path passes through a template entry (a plain value now).
-    UnderEntry(&'n mut Entry),
+    /// The path passes through a template entry (a plain value now) or a container of the
+    /// other kind: the registered key goes below it.
+    Below(&'n mut Below),
     Lost,
 }
 
@@ -356,6 +495,9 @@ fn descend<'n>(
     rules: &KeyRules,
 ) -> Landing<'n> {
     for (i, seg) in path.iter().enumerate().take(depth) {
+        if misfit(node, seg) {
+            return Landing::Below(&mut node.below);
+        }
         if !fits(node, seg) {
             return Landing::Lost;
         }
@@ -389,7 +531,7 @@ fn descend<'n>(
                 }
                 n
             }
-            Item::Entry(e) => return Landing::UnderEntry(e),
+            Item::Entry(e) => return Landing::Below(&mut e.below),
         };
     }
     Landing::Node(node)

@@ -465,51 +465,10 @@ static VALUE_STOPS: ByteSet = ByteSet::new(b"#\r\n");
 /// Bytes that end a record.
 static RECORD_END: ByteSet = ByteSet::new(b"\r\n");
 
-/// The first position at or after `from` in `hay` whose byte is in `set`. Records are short
-/// (a value of a few dozen bytes), so this looks at the first bytes one by one before going
-/// by blocks ([`ByteSet::find`]); in tests, [`oracle`] switches to the `memchr` search the
-/// lexer used before, to compare the two.
+/// The first position at or after `from` in `hay` whose byte is in `set`.
 #[inline]
 fn find(set: &ByteSet, hay: &[u8], from: usize) -> Option<usize> {
-    #[cfg(test)]
-    if oracle::ON.with(std::cell::Cell::get) {
-        return oracle::find(set, hay, from);
-    }
     set.find(hay, from)
-}
-
-/// The straightforward search of the stop bytes, as the lexer did it before [`find`].
-#[cfg(test)]
-mod oracle {
-    use memchr::{memchr2, memchr3};
-
-    use super::{ByteSet, RECORD_END, VALUE_STOPS};
-
-    thread_local! {
-        /// Whether [`super::find`] runs the oracle on this thread.
-        pub(super) static ON: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    }
-
-    /// `memchr` for the sets [`super::find`] is asked about.
-    pub(super) fn find(set: &ByteSet, hay: &[u8], from: usize) -> Option<usize> {
-        let rest = hay.get(from..)?;
-        let n = if std::ptr::eq(set, &VALUE_STOPS) {
-            memchr3(b'#', b'\r', b'\n', rest)
-        } else if std::ptr::eq(set, &RECORD_END) {
-            memchr2(b'\r', b'\n', rest)
-        } else {
-            unreachable!("no other set is searched")
-        };
-        n.map(|n| from + n)
-    }
-
-    /// Lexes `src` with the oracle's search.
-    pub(super) fn lex(src: &[u8]) -> crate::lex::Lexed {
-        ON.with(|on| on.set(true));
-        let out = super::lex(src);
-        ON.with(|on| on.set(false));
-        out
-    }
 }
 
 /// `line_ending` if it is next, else an `opaque_line` from here.
@@ -1238,38 +1197,5 @@ mod tests {
             }
             check_invariants(&src);
         }
-
-        #[test]
-        fn block_scan_matches_memchr_lexer(parts in proptest::collection::vec(
-            prop_oneof![
-                3 => proptest::sample::select(FRAGMENTS),
-                1 => proptest::sample::select(LONG_RUNS),
-            ],
-            0..80,
-        )) {
-            let src: Vec<u8> = parts.concat().into_bytes();
-            prop_assert_eq!(lex(&src), super::oracle::lex(&src));
-        }
-
-        #[test]
-        fn block_scan_matches_memchr_lexer_on_bytes(
-            src in proptest::collection::vec(
-                prop_oneof![
-                    4 => proptest::sample::select(b"#\r\n=\"'` \t\\".to_vec()),
-                    4 => Just(b'a'),
-                    1 => any::<u8>(),
-                ],
-                0..400,
-            )
-        ) {
-            prop_assert_eq!(lex(&src), super::oracle::lex(&src));
-        }
     }
-
-    /// Ordinary runs long enough for the block scan (16 bytes one by one, then blocks of 32).
-    const LONG_RUNS: &[&str] = &[
-        "value_without_any_stop_bytes_for_more_than_thirty_two",
-        "words and spaces that run on for more than thirty-two bytes",
-        "\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}",
-    ];
 }

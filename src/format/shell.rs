@@ -108,32 +108,11 @@ fn newline(i: In) -> PResult<In> {
     recognize((opt(tag("\r")), tag("\n"))).parse(i)
 }
 
-/// `name = ( letter | "_" ) , { letter | digit | "_" }`.
-#[cfg(test)]
-fn name(i: In) -> PResult<In> {
-    nom::combinator::verify(take_while1(is_name_char), |n: &[u8]| {
-        n.first().is_some_and(|&b| is_name_start(b))
-    })
-    .parse(i)
-}
-
-/// `assignment = blanks , [ "export" , blank , blanks ] , name , "="`; returns the name.
-///
-/// The production as a nom parser; the lexer runs its twin [`assignment_fast`].
-#[cfg(test)]
-fn assignment(i: In) -> PResult<In> {
-    preceded(
-        (blanks, opt((tag("export"), take_while1(is_blank)))),
-        nom::sequence::terminated(name, tag("=")),
-    )
-    .parse(i)
-}
-
-/// The hand-written twin of [`assignment`] used on the hot path (it runs on every line):
-/// the same language, checked against the nom production by a proptest. Returns how many
-/// bytes it read (blanks and name bytes, which never start a token, and the `=`) and the
-/// offsets of the name in `i` if there is an assignment.
-fn assignment_fast(i: In) -> (usize, Option<(usize, usize)>) {
+/// `assignment = blanks , [ "export" , blank , blanks ] , name , "="`, with
+/// `name = ( letter | "_" ) , { letter | digit | "_" }`: it runs on every line, so it is
+/// written as byte loops. Returns how many bytes it read (blanks and name bytes, which never
+/// start a token, and the `=`) and the offsets of the name in `i` if there is an assignment.
+fn assignment(i: In) -> (usize, Option<(usize, usize)>) {
     let blanks_from = |mut p: usize| {
         while i.get(p).is_some_and(|&b| is_blank(b)) {
             p += 1;
@@ -759,9 +738,6 @@ struct Lexer<'a> {
     keep: Keep,
     /// BEGIN lines seen minus END lines (never below zero), for `Keep::Regions`.
     open_begins: usize,
-    /// Skip ordinary bytes one at a time (the straightforward scan the tests compare with).
-    #[cfg(test)]
-    bytewise: bool,
 }
 
 impl<'a> Lexer<'a> {
@@ -781,8 +757,6 @@ impl<'a> Lexer<'a> {
             eof_open: None,
             keep: Keep::All,
             open_begins: 0,
-            #[cfg(test)]
-            bytewise: false,
         }
     }
 
@@ -928,7 +902,7 @@ impl<'a> Lexer<'a> {
         let Some(rest) = src.get(self.pos..) else {
             return;
         };
-        let (read, name) = assignment_fast(rest);
+        let (read, name) = assignment(rest);
         if let Some((start, end)) = name {
             self.out.keys.push(Key {
                 name: Span::new(self.pos + start, self.pos + end),
@@ -991,15 +965,7 @@ impl<'a> Lexer<'a> {
     /// Skips bytes that cannot start a token in the context described by `stops`.
     #[inline]
     fn skip_plain(&mut self, stops: &ByteSet) -> Option<u8> {
-        #[cfg(test)]
-        let found = if self.bytewise {
-            stops.find_bytewise(self.src, self.pos)
-        } else {
-            stops.find(self.src, self.pos)
-        };
-        #[cfg(not(test))]
-        let found = stops.find(self.src, self.pos);
-        match found {
+        match stops.find(self.src, self.pos) {
             Some(i) => {
                 self.pos = i;
                 self.src.get(i).copied()
@@ -1523,14 +1489,6 @@ pub(crate) fn lex(src: &[u8]) -> Lexed {
 pub(crate) fn lex_keeping(src: &[u8], keep: Keep) -> Lexed {
     let mut lexer = Lexer::new(src);
     lexer.keep = keep;
-    lexer.run()
-}
-
-/// The oracle of the block scan: [`lex`] skipping ordinary bytes one at a time.
-#[cfg(test)]
-fn lex_bytewise(src: &[u8]) -> Lexed {
-    let mut lexer = Lexer::new(src);
-    lexer.bytewise = true;
     lexer.run()
 }
 
@@ -2372,12 +2330,15 @@ eval \"$(acme init -)\"
     }
 
     #[test]
-    fn name_parser() {
-        assert_eq!(name(b"_a1=x"), Ok((&b"=x"[..], &b"_a1"[..])));
-        assert!(name(b"1a=").is_err());
-        assert!(name(b"=").is_err());
-        assert_eq!(assignment(b"\texport \tX=1"), Ok((&b"1"[..], &b"X"[..])));
-        assert!(assignment(b"export X").is_err());
+    fn assignment_production() {
+        assert_eq!(assignment(b"_a1=x"), (4, Some((0, 3))));
+        assert_eq!(assignment(b"1a=x"), (2, None));
+        assert_eq!(assignment(b"=x"), (0, None));
+        assert_eq!(assignment(b"\texport \tX=1"), (11, Some((9, 10))));
+        assert_eq!(assignment(b"export X").1, None);
+        assert_eq!(assignment(b"exportX=1"), (8, Some((0, 7))));
+        assert_eq!(assignment(b"export=1"), (7, Some((0, 6))));
+        assert_eq!(assignment(b"X+=1").1, None);
     }
 
     #[test]
@@ -2671,27 +2632,6 @@ eval \"$(acme init -)\"
         prop::collection::vec(prop::sample::select(FRAGMENTS), 0..60).prop_map(|v| v.concat())
     }
 
-    /// Ordinary runs long enough for the block scan (16 bytes looked at one by one, then
-    /// blocks of 32), in every context's terms.
-    const LONG_RUNS: &[&str] = &[
-        "plain_words_without_any_stop_bytes_at_all_for_a_while",
-        "ordinary text that runs on for more than thirty-two bytes",
-        "x123456789012345678901234567890123456789012345678901234567890",
-        "\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}",
-    ];
-
-    /// Shell-like text with long ordinary runs between the special bytes.
-    fn shellish_long() -> impl Strategy<Value = String> {
-        prop::collection::vec(
-            prop_oneof![
-                3 => prop::sample::select(FRAGMENTS),
-                1 => prop::sample::select(LONG_RUNS),
-            ],
-            0..60,
-        )
-        .prop_map(|v| v.concat())
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
 
@@ -2702,37 +2642,19 @@ eval \"$(acme init -)\"
         }
 
         #[test]
-        fn assignment_fast_matches_production(
+        fn assignment_reads_no_token(
             parts in prop::collection::vec(prop::sample::select(ASSIGNMENT_PARTS), 0..8)
         ) {
             let src = parts.concat().into_bytes();
-            let nom = assignment(&src).ok().map(|(rest, name)| {
-                let end = src.len() - rest.len() - 1;
-                (end - name.len(), end)
-            });
-            let (read, fast) = assignment_fast(&src);
-            prop_assert_eq!(fast, nom);
-            // What it skips can hold no token.
-            prop_assert!(src[..read].iter().all(|&b| !TOP.contains(b)));
-        }
-
-        #[test]
-        fn block_scan_matches_bytewise_lexer(src in shellish_long()) {
-            prop_assert_eq!(lex(src.as_bytes()), lex_bytewise(src.as_bytes()));
-        }
-
-        #[test]
-        fn block_scan_matches_bytewise_lexer_on_bytes(
-            src in prop::collection::vec(
-                prop_oneof![
-                    4 => prop::sample::select(b"\n#'\"\\$`<>(){} \t;&|".to_vec()),
-                    4 => Just(b'a'),
-                    1 => any::<u8>(),
-                ],
-                0..300,
-            )
-        ) {
-            prop_assert_eq!(lex(&src), lex_bytewise(&src));
+            let (read, name) = assignment(&src);
+            // What it skips can hold no token, and a name it finds is a name before `=`.
+            prop_assert!(src[..read].iter().all(|&b| !TOP.contains(b) || b == b'='));
+            if let Some((a, b)) = name {
+                prop_assert!(is_name_start(src[a]));
+                prop_assert!(src[a..b].iter().all(|&c| is_name_char(c)));
+                prop_assert_eq!(src.get(b), Some(&b'='));
+                prop_assert_eq!(read, b + 1);
+            }
         }
 
         #[test]

@@ -545,6 +545,8 @@ fn merge_works_for_set_and_sync_too() {
             p,
             "--template",
             "t.sh",
+            "--owner",
+            "Z",
             "--on-drift",
             "merge",
             "--json",

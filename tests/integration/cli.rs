@@ -607,7 +607,10 @@ fn content_from_stdin_and_file() {
     );
     let got = std::fs::read_to_string(&path).expect("read");
     assert!(got.contains("\nB=2\n") && got.contains("\nC=3\n"), "{got}");
-    let o = run(dir.path(), &["set", ".env", "--name", "k"]);
+    let o = run(
+        dir.path(),
+        &["set", ".env", "--owner", "ZYLOS", "--name", "k"],
+    );
     assert_eq!(code(&o), 2);
 }
 

@@ -233,7 +233,16 @@ fn edited_profiles_pass_bash_n() {
         std::fs::write(h.join("zylos.tpl"), tpl).expect("template written");
         demarcate(
             h,
-            &["sync", name, "--template", "zylos.tpl", "--format", "shell"],
+            &[
+                "sync",
+                name,
+                "--owner",
+                "ZYLOS",
+                "--template",
+                "zylos.tpl",
+                "--format",
+                "shell",
+            ],
         );
         let after = std::fs::read_to_string(&path).expect("profile readable");
         assert_eq!(

@@ -58,7 +58,9 @@ fn commands_refuse_flags_that_mean_nothing_to_them() {
         &["list", ".bashrc", "--backup"][..],
         &["list", ".bashrc", "--dry-run"],
         &["check", ".bashrc", "--on-drift", "overwrite"],
-        &["remove", ".bashrc", "--name", "a", "--at", "end"],
+        &[
+            "remove", ".bashrc", "--owner", "Z", "--name", "a", "--at", "end",
+        ],
         &["uninstall", "--owner", "Z", "--format", "shell"],
     ] {
         let o = run(dir.path(), args);
@@ -190,6 +192,8 @@ fn dry_run_json_is_one_report_with_the_diff_inside() {
         &[
             "set",
             ".bashrc",
+            "--owner",
+            "Z",
             "--name",
             "a",
             "--content",
@@ -203,7 +207,7 @@ fn dry_run_json_is_one_report_with_the_diff_inside() {
     assert_eq!(code(&o), 0);
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is JSON");
     let diff = report["files"][0]["diff"].as_str().expect("diff field");
-    assert!(diff.contains("+# BEGIN MANAGED a hash="), "{diff}");
+    assert!(diff.contains("+# BEGIN Z MANAGED a hash="), "{diff}");
     assert!(!diff.contains('\u{1b}'), "no colour codes in the report");
     // Redirected (not a terminal), a diff has no colour unless asked for.
     let o = run(
@@ -211,6 +215,8 @@ fn dry_run_json_is_one_report_with_the_diff_inside() {
         &[
             "set",
             ".bashrc",
+            "--owner",
+            "Z",
             "--name",
             "a",
             "--content",
@@ -256,6 +262,8 @@ fn comment_chooses_the_text_format_and_its_marker_style() {
         &[
             "set",
             "page.html",
+            "--owner",
+            "Z",
             "--comment",
             "/* */",
             "--name",
@@ -270,6 +278,8 @@ fn comment_chooses_the_text_format_and_its_marker_style() {
         &[
             "set",
             "app.sql",
+            "--owner",
+            "Z",
             "--format",
             "shell",
             "--comment",
@@ -286,6 +296,8 @@ fn comment_chooses_the_text_format_and_its_marker_style() {
         &[
             "set",
             "app.sql",
+            "--owner",
+            "Z",
             "--comment",
             "@@",
             "--name",

@@ -162,7 +162,13 @@ fn unordered(v: Value) -> Value {
             items.sort_by_key(Value::to_string);
             Value::Array(items)
         }
-        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, unordered(v))).collect()),
+        Value::Object(o) => {
+            // Members sorted, so that equal objects print alike for the arrays' sort.
+            let mut members: Vec<(String, Value)> =
+                o.into_iter().map(|(k, v)| (k, unordered(v))).collect();
+            members.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(members.into_iter().collect())
+        }
         other => other,
     }
 }

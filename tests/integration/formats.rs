@@ -164,7 +164,19 @@ fn binary_and_utf16_files_are_refused_in_every_format() {
         ("setup.cfg", b"[a]\nk = \x00\n"),
     ] {
         std::fs::write(dir.path().join(name), bytes).expect("write");
-        let o = util::run(dir.path(), &["set", name, "--name", "x", "--content", "y"]);
+        let o = util::run(
+            dir.path(),
+            &[
+                "set",
+                name,
+                "--owner",
+                "ZYLOS",
+                "--name",
+                "x",
+                "--content",
+                "y",
+            ],
+        );
         assert_eq!(code(&o), 2, "{name}");
         let err = stderr(&o);
         assert!(

@@ -669,7 +669,14 @@ fn sync_places_a_missing_region_in_its_template_container() {
     .expect("write");
     let o = crate::util::run(
         dir.path(),
-        &["sync", "settings.jsonc", "--template", "template.jsonc"],
+        &[
+            "sync",
+            "settings.jsonc",
+            "--owner",
+            "ZYLOS",
+            "--template",
+            "template.jsonc",
+        ],
     );
     assert_eq!(crate::util::code(&o), 0, "{}", crate::util::stderr(&o));
     let got = std::fs::read_to_string(dir.path().join("settings.jsonc")).expect("read");
@@ -683,6 +690,8 @@ fn sync_places_a_missing_region_in_its_template_container() {
         &[
             "sync",
             "settings.jsonc",
+            "--owner",
+            "ZYLOS",
             "--template",
             "template.jsonc",
             "--check",

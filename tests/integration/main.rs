@@ -2,13 +2,17 @@
 
 mod apply;
 mod blank_lines;
+mod books;
 mod cases;
 mod cli;
 mod clients;
 mod corrupt;
 mod distribution;
 mod entries;
+mod entries_books;
 mod entries_cli;
+mod entries_rules;
+mod exits;
 mod formats;
 mod fuzz_corpus;
 mod jsonc;
@@ -20,6 +24,7 @@ mod repair_meaning;
 mod safety;
 mod samples;
 mod sentry_compose;
+mod store;
 mod toml;
 mod toml_elements;
 mod toml_plan;

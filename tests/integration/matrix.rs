@@ -7,10 +7,15 @@ use std::process::{Command, Output};
 
 use crate::util::{self, backdate, code, json, mtime, stderr};
 
-/// Runs demarcate in `home` with `HOME` and `XDG_STATE_HOME` inside it.
+/// Runs demarcate in `home` with `HOME` and `XDG_STATE_HOME` inside it. The matrix's
+/// templates are ZYLOS's: a `sync` that names no owner is given `--owner ZYLOS`.
 fn run(home: &Path, args: &[&str]) -> Output {
+    let mut args = args.to_vec();
+    if args.first() == Some(&"sync") && !args.contains(&"--owner") {
+        args.extend(["--owner", "ZYLOS"]);
+    }
     Command::new(util::bin())
-        .args(args)
+        .args(&args)
         .current_dir(home)
         .env("HOME", home)
         .env("XDG_STATE_HOME", home.join(".local/state"))
@@ -422,8 +427,15 @@ fn other_owners_are_untouched_through_every_sync() {
             "after {tpl}: {now}"
         );
     }
-    // An empty template for ZYLOS prunes every ZYLOS region and nothing else.
+    // An empty template is refused (a mistake, nothing written) unless --allow-empty says
+    // the release ships nothing: then every ZYLOS region goes, and nothing else.
     write(&h.join("empty.tpl"), b"# no regions\n");
+    let before = read(&path);
+    let o = run(h, &["sync", ".bashrc", "--template", "empty.tpl"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("empty.tpl: the template has no regions"));
+    assert!(stderr(&o).contains("--allow-empty"), "{}", stderr(&o));
+    assert_eq!(read(&path), before);
     ok(
         h,
         &[
@@ -433,6 +445,7 @@ fn other_owners_are_untouched_through_every_sync() {
             "empty.tpl",
             "--owner",
             "ZYLOS",
+            "--allow-empty",
         ],
     );
     assert_eq!(text(&read(&path)), original);
@@ -443,18 +456,17 @@ fn other_owners_are_untouched_through_every_sync() {
 }
 
 #[test]
-fn owner_filter_reconciles_only_that_owner() {
+fn each_owner_syncs_its_own_template_and_a_mixed_template_is_refused() {
     let home = tempfile::tempdir().expect("temp dir");
     let h = home.path();
     let kind = Kind::Shell;
-    // The template has regions of two owners.
-    let mut tpl = template(kind, "ZYLOS", &version(kind, 1));
-    tpl.extend(template(
-        kind,
-        "ACME",
-        &[("tools", kind.assign("ACME_TOOLS", "2"))],
-    ));
-    write(&h.join("both.tpl"), &tpl);
+    let zylos = template(kind, "ZYLOS", &version(kind, 1));
+    let acme = template(kind, "ACME", &[("tools", kind.assign("ACME_TOOLS", "2"))]);
+    write(&h.join("zylos.tpl"), &zylos);
+    write(&h.join("acme.tpl"), &acme);
+    let mut both = zylos.clone();
+    both.extend(&acme);
+    write(&h.join("both.tpl"), &both);
     // The target holds an ACME region the template no longer has, and an older ACME tools.
     let acme_old = format!(
         "{}{}",
@@ -465,13 +477,34 @@ fn owner_filter_reconciles_only_that_owner() {
     let original = format!("{}{acme_old}", base(kind, "\n"));
     let path = h.join(".profile");
     write(&path, original.as_bytes());
+    // A template that mixes owners is refused, naming the other owner's region and line.
+    for owner in ["ZYLOS", "ACME"] {
+        let o = run(
+            h,
+            &[
+                "sync",
+                ".profile",
+                "--template",
+                "both.tpl",
+                "--owner",
+                owner,
+            ],
+        );
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("both.tpl:") && stderr(&o).contains("mixes owners"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(text(&read(&path)), original, "nothing written");
+    }
     let o = run(
         h,
         &[
             "sync",
             ".profile",
             "--template",
-            "both.tpl",
+            "zylos.tpl",
             "--owner",
             "ZYLOS",
             "--json",
@@ -488,8 +521,19 @@ fn owner_filter_reconciles_only_that_owner() {
             );
         }
     }
-    // Without the filter, ACME is reconciled too: tools updated, old pruned.
-    let o = run(h, &["sync", ".profile", "--template", "both.tpl", "--json"]);
+    // ACME's own template reconciles ACME: tools updated, old pruned, ZYLOS untouched.
+    let o = run(
+        h,
+        &[
+            "sync",
+            ".profile",
+            "--template",
+            "acme.tpl",
+            "--owner",
+            "ACME",
+            "--json",
+        ],
+    );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let acts = actions(&o);
     assert!(
@@ -503,6 +547,7 @@ fn owner_filter_reconciles_only_that_owner() {
     let after = text(&read(&path));
     assert!(!after.contains("ACME_OLD"), "{after}");
     assert!(after.contains("export ACME_TOOLS=2\n"), "{after}");
+    assert!(after.contains(&regions_of(kind, 1, "\n")), "{after}");
 }
 
 #[test]

@@ -22,14 +22,22 @@ fn second_sync_keeps_a_toml_table_header_the_region_created() {
     assert_eq!(
         code(&run(
             dir.path(),
-            &["sync", "s.toml", "--template", "tpl.toml"]
+            &["sync", "s.toml", "--owner", "Z", "--template", "tpl.toml"]
         )),
         0
     );
     let first = read(dir.path(), "s.toml");
     let o = run(
         dir.path(),
-        &["sync", "s.toml", "--template", "tpl.toml", "--json"],
+        &[
+            "sync",
+            "s.toml",
+            "--owner",
+            "Z",
+            "--template",
+            "tpl.toml",
+            "--json",
+        ],
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(json(&o)["files"][0]["changed"], false);
@@ -54,6 +62,8 @@ fn repeated_set_at_a_new_toml_table_keeps_its_header() {
             &[
                 "set",
                 "t.toml",
+                "--owner",
+                "Z",
                 "--name",
                 "x",
                 "--content",
@@ -75,7 +85,7 @@ fn repeated_set_at_a_new_toml_table_keeps_its_header() {
     set("4");
     let got = read(dir.path(), "t.toml");
     assert!(
-        got.contains("[u]\n# BEGIN MANAGED x hash=")
+        got.contains("[u]\n# BEGIN Z MANAGED x hash=")
             && got.contains("\nz = 4\n")
             && got.contains("[t]\nb = 2\n"),
         "{got}"
@@ -94,7 +104,7 @@ fn second_sync_keeps_jsonc_objects_the_region_created() {
     assert_eq!(
         code(&run(
             dir.path(),
-            &["sync", "j.jsonc", "--template", "tpl.jsonc"]
+            &["sync", "j.jsonc", "--owner", "Z", "--template", "tpl.jsonc"]
         )),
         0
     );
@@ -102,7 +112,15 @@ fn second_sync_keeps_jsonc_objects_the_region_created() {
     assert!(first.contains("\"p\": {"), "{first}");
     let o = run(
         dir.path(),
-        &["sync", "j.jsonc", "--template", "tpl.jsonc", "--json"],
+        &[
+            "sync",
+            "j.jsonc",
+            "--owner",
+            "Z",
+            "--template",
+            "tpl.jsonc",
+            "--json",
+        ],
     );
     assert_eq!(
         json(&o)["files"][0]["changed"],
@@ -118,15 +136,36 @@ fn stale_eof_break_record_does_not_eat_a_users_line_break() {
     write(dir.path(), "f.sh", "a");
     run(
         dir.path(),
-        &["set", "f.sh", "--name", "x", "--content", "echo hi"],
+        &[
+            "set",
+            "f.sh",
+            "--owner",
+            "Z",
+            "--name",
+            "x",
+            "--content",
+            "echo hi",
+        ],
     );
     // The user rewrites the file: the region is gone and the last line now ends properly.
     write(dir.path(), "f.sh", "a\n");
     run(
         dir.path(),
-        &["set", "f.sh", "--name", "x", "--content", "echo hi"],
+        &[
+            "set",
+            "f.sh",
+            "--owner",
+            "Z",
+            "--name",
+            "x",
+            "--content",
+            "echo hi",
+        ],
     );
-    run(dir.path(), &["remove", "f.sh", "--name", "x"]);
+    run(
+        dir.path(),
+        &["remove", "f.sh", "--owner", "Z", "--name", "x"],
+    );
     assert_eq!(read(dir.path(), "f.sh"), "a\n");
 }
 
@@ -136,7 +175,16 @@ fn one_crlf_line_does_not_make_new_lines_crlf() {
     write(dir.path(), "c.sh", "echo 1\r\necho 2\necho 3\n");
     run(
         dir.path(),
-        &["set", "c.sh", "--name", "x", "--content", "export P=1"],
+        &[
+            "set",
+            "c.sh",
+            "--owner",
+            "Z",
+            "--name",
+            "x",
+            "--content",
+            "export P=1",
+        ],
     );
     let got = read(dir.path(), "c.sh");
     assert!(
@@ -152,7 +200,7 @@ fn new_files_follow_the_umask() {
     let o = std::process::Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "umask 077 && '{}' set new.env --name x --content 'SECRET=1'",
+            "umask 077 && '{}' set new.env --owner Z --name x --content 'SECRET=1'",
             crate::util::bin().display()
         ))
         .current_dir(dir.path())
@@ -196,7 +244,10 @@ fn sync_inserting_after_a_pruned_last_region_does_not_panic() {
         "tpl.sh",
         "# BEGIN Z MANAGED q\necho q\n# END Z MANAGED q\n# BEGIN Z MANAGED n\necho n\n# END Z MANAGED n\n",
     );
-    let o = run(dir.path(), &["sync", "ov.sh", "--template", "tpl.sh"]);
+    let o = run(
+        dir.path(),
+        &["sync", "ov.sh", "--owner", "Z", "--template", "tpl.sh"],
+    );
     assert!(code(&o) < 101, "crashed: {}", stderr(&o));
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let got = read(dir.path(), "ov.sh");
@@ -372,6 +423,8 @@ fn option_values_that_start_with_a_dash_are_taken_as_values() {
         &[
             "set",
             "CLAUDE.md",
+            "--owner",
+            "Z",
             "--name",
             "rules",
             "--content",
@@ -387,6 +440,8 @@ fn option_values_that_start_with_a_dash_are_taken_as_values() {
         &[
             "set",
             "q.sql",
+            "--owner",
+            "Z",
             "--comment",
             "--",
             "--name",
@@ -398,7 +453,7 @@ fn option_values_that_start_with_a_dash_are_taken_as_values() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(
         read(dir.path(), "q.sql"),
-        "select 1;\n-- BEGIN MANAGED a hash=ac4396cdee02\nselect 2;\n-- END MANAGED a\n"
+        "select 1;\n-- BEGIN Z MANAGED a hash=ac4396cdee02\nselect 2;\n-- END Z MANAGED a\n"
     );
     let o = run(
         dir.path(),
@@ -444,7 +499,16 @@ fn a_yaml_region_never_lands_in_a_new_document_after_a_document_end() {
     write(dir.path(), "vars.yml", "---\na: 1\n...\n");
     let o = run(
         dir.path(),
-        &["set", "vars.yml", "--name", "n", "--content", "k: 1"],
+        &[
+            "set",
+            "vars.yml",
+            "--owner",
+            "Z",
+            "--name",
+            "n",
+            "--content",
+            "k: 1",
+        ],
     );
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(stderr(&o).contains("document"), "{}", stderr(&o));
@@ -455,6 +519,8 @@ fn a_yaml_region_never_lands_in_a_new_document_after_a_document_end() {
         &[
             "set",
             "vars.yml",
+            "--owner",
+            "Z",
             "--name",
             "n",
             "--content",
@@ -466,19 +532,37 @@ fn a_yaml_region_never_lands_in_a_new_document_after_a_document_end() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(
         read(dir.path(), "vars.yml"),
-        "---\na: 1\n# BEGIN MANAGED n hash=4746d1d6472b\nk: 1\n# END MANAGED n\n...\n"
+        "---\na: 1\n# BEGIN Z MANAGED n hash=4746d1d6472b\nk: 1\n# END Z MANAGED n\n...\n"
     );
     // Files of several documents and files without any keep working.
     write(dir.path(), "multi.yaml", "a: 1\n---\nb: 2\n");
     let o = run(
         dir.path(),
-        &["set", "multi.yaml", "--name", "n", "--content", "k: 1"],
+        &[
+            "set",
+            "multi.yaml",
+            "--owner",
+            "Z",
+            "--name",
+            "n",
+            "--content",
+            "k: 1",
+        ],
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     write(dir.path(), "empty.yaml", "# nothing yet\n");
     let o = run(
         dir.path(),
-        &["set", "empty.yaml", "--name", "n", "--content", "k: 1"],
+        &[
+            "set",
+            "empty.yaml",
+            "--owner",
+            "Z",
+            "--name",
+            "n",
+            "--content",
+            "k: 1",
+        ],
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
 }
@@ -493,6 +577,8 @@ fn ini_at_section_puts_the_region_among_that_sections_keys() {
     let args = [
         "set",
         ".gitconfig",
+        "--owner",
+        "Z",
         "--name",
         "p",
         "--content",
@@ -505,13 +591,16 @@ fn ini_at_section_puts_the_region_among_that_sections_keys() {
     let set = read(dir.path(), ".gitconfig");
     assert_eq!(
         set,
-        "[Core]\n\teditor = vim\n# BEGIN MANAGED p hash=872012b8c4e2\npager = less\n\
-         # END MANAGED p\n\n# people\n[user]\n\tname = me\n"
+        "[Core]\n\teditor = vim\n# BEGIN Z MANAGED p hash=872012b8c4e2\npager = less\n\
+         # END Z MANAGED p\n\n# people\n[user]\n\tname = me\n"
     );
     let o = run(dir.path(), &[&args[..], &["--json"]].concat());
     assert_eq!(json(&o)["files"][0]["changed"], false, "{}", stderr(&o));
     assert_eq!(read(dir.path(), ".gitconfig"), set);
-    let o = run(dir.path(), &["remove", ".gitconfig", "--name", "p"]);
+    let o = run(
+        dir.path(),
+        &["remove", ".gitconfig", "--owner", "Z", "--name", "p"],
+    );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(read(dir.path(), ".gitconfig"), orig);
 
@@ -524,6 +613,8 @@ fn ini_at_section_puts_the_region_among_that_sections_keys() {
         &[
             "set",
             "setup.cfg",
+            "--owner",
+            "Z",
             "--name",
             "f",
             "--content",
@@ -535,7 +626,7 @@ fn ini_at_section_puts_the_region_among_that_sections_keys() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(
         read(dir.path(), "setup.cfg")
-            .starts_with("[remote \"origin\"]\n\turl = x\n  more\n# BEGIN MANAGED f"),
+            .starts_with("[remote \"origin\"]\n\turl = x\n  more\n# BEGIN Z MANAGED f"),
         "{}",
         read(dir.path(), "setup.cfg")
     );
@@ -544,6 +635,8 @@ fn ini_at_section_puts_the_region_among_that_sections_keys() {
         &[
             "set",
             "setup.cfg",
+            "--owner",
+            "Z",
             "--name",
             "n",
             "--content",
@@ -555,13 +648,16 @@ fn ini_at_section_puts_the_region_among_that_sections_keys() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(
         read(dir.path(), "setup.cfg").ends_with(
-            "c = 1\n\n[new]\n# BEGIN MANAGED n hash=df378274136c\nk = 1\n# END MANAGED n\n"
+            "c = 1\n\n[new]\n# BEGIN Z MANAGED n hash=df378274136c\nk = 1\n# END Z MANAGED n\n"
         ),
         "{}",
         read(dir.path(), "setup.cfg")
     );
     for name in ["n", "f"] {
-        let o = run(dir.path(), &["remove", "setup.cfg", "--name", name]);
+        let o = run(
+            dir.path(),
+            &["remove", "setup.cfg", "--owner", "Z", "--name", name],
+        );
         assert_eq!(code(&o), 0, "{}", stderr(&o));
     }
     assert_eq!(read(dir.path(), "setup.cfg"), orig);

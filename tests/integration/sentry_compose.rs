@@ -113,7 +113,14 @@ fn template(src: &str) -> String {
 
 fn sync(dir: &Path, template: &str, extra: &[&str]) -> std::process::Output {
     std::fs::write(dir.join("template.yml"), template).expect("template");
-    let mut args = vec!["sync", "docker-compose.yml", "--template", "template.yml"];
+    let mut args = vec![
+        "sync",
+        "docker-compose.yml",
+        "--template",
+        "template.yml",
+        "--owner",
+        "SENTRY",
+    ];
     args.extend(extra);
     util::run(dir, &args)
 }

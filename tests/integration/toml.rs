@@ -249,7 +249,10 @@ fn sync_updates_a_region_inside_an_array_with_its_own_commas() {
     let template = "deps = [\n    # BEGIN ZYLOS MANAGED deps\n    \"b\",\n    \"c\",\n    # END ZYLOS MANAGED deps\n]\n";
     let (dir, path) = util::with_file("x.toml", target.as_bytes());
     std::fs::write(dir.path().join("t.toml"), template).expect("template");
-    let o = util::run(dir.path(), &["sync", "x.toml", "--template", "t.toml"]);
+    let o = util::run(
+        dir.path(),
+        &["sync", "x.toml", "--owner", "ZYLOS", "--template", "t.toml"],
+    );
     assert_eq!(util::code(&o), 0, "{}", util::stderr(&o));
     let text = std::fs::read_to_string(&path).expect("read");
     assert!(
@@ -266,7 +269,15 @@ fn sync_updates_a_region_inside_an_array_with_its_own_commas() {
     }
     let o = util::run(
         dir.path(),
-        &["sync", "x.toml", "--template", "t.toml", "--check"],
+        &[
+            "sync",
+            "x.toml",
+            "--owner",
+            "ZYLOS",
+            "--template",
+            "t.toml",
+            "--check",
+        ],
     );
     assert_eq!(util::code(&o), 0, "converged: {}", util::stderr(&o));
 }
@@ -549,7 +560,14 @@ fn sync_places_a_missing_key_region_in_its_template_table() {
     .expect("write");
     let o = crate::util::run(
         dir.path(),
-        &["sync", "config.toml", "--template", "template.toml"],
+        &[
+            "sync",
+            "config.toml",
+            "--owner",
+            "ZYLOS",
+            "--template",
+            "template.toml",
+        ],
     );
     assert_eq!(crate::util::code(&o), 0, "{}", crate::util::stderr(&o));
     let got = std::fs::read_to_string(dir.path().join("config.toml")).expect("read");

@@ -35,7 +35,14 @@ fn parsed(text: &str) -> Value {
 
 fn sync(dir: &std::path::Path, extra: &[&str]) -> std::process::Output {
     std::fs::write(dir.join("template.toml"), TEMPLATE).expect("template");
-    let mut args = vec!["sync", "config.toml", "--template", "template.toml"];
+    let mut args = vec![
+        "sync",
+        "config.toml",
+        "--template",
+        "template.toml",
+        "--owner",
+        "Z",
+    ];
     args.extend(extra);
     util::run(dir, &args)
 }

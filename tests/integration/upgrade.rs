@@ -22,13 +22,27 @@ fn merge_case(target: &str, v1: &str, v2: &str, edit: (&str, &str)) -> (String, 
     let ext = Path::new(target)
         .extension()
         .map_or("", |e| e.to_str().unwrap_or(""));
-    let tpl = format!("template.{}", if ext.is_empty() { "env" } else { ext });
+    // Named so that its format is the target's (`.bashrc` has no extension).
+    let tpl = match (ext, target) {
+        ("", ".bashrc") => "template.sh".to_owned(),
+        ("", _) => "template.env".to_owned(),
+        (e, _) => format!("template.{e}"),
+    };
     let initial = if ext == "jsonc" { "{}\n" } else { "" };
     write(d, target, initial);
     write(d, &tpl, v1);
     let o = run(
         d,
-        &["sync", target, "--template", &tpl, "--on-drift", "merge"],
+        &[
+            "sync",
+            target,
+            "--template",
+            &tpl,
+            "--owner",
+            "Z",
+            "--on-drift",
+            "merge",
+        ],
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let text = read(d, target).replacen(edit.0, edit.1, 1);
@@ -36,7 +50,16 @@ fn merge_case(target: &str, v1: &str, v2: &str, edit: (&str, &str)) -> (String, 
     write(d, &tpl, v2);
     let o = run(
         d,
-        &["sync", target, "--template", &tpl, "--on-drift", "merge"],
+        &[
+            "sync",
+            target,
+            "--template",
+            &tpl,
+            "--owner",
+            "Z",
+            "--on-drift",
+            "merge",
+        ],
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let again = run(
@@ -46,6 +69,8 @@ fn merge_case(target: &str, v1: &str, v2: &str, edit: (&str, &str)) -> (String, 
             target,
             "--template",
             &tpl,
+            "--owner",
+            "Z",
             "--on-drift",
             "merge",
             "--check",
@@ -213,6 +238,8 @@ fn a_bad_adopt_pattern_is_a_usage_error() {
         &[
             "set",
             ".bashrc",
+            "--owner",
+            "Z",
             "--name",
             "n",
             "--content",
@@ -237,7 +264,10 @@ fn a_container_of_another_kind_is_an_error_and_nothing_is_written() {
         "t.jsonc",
         "{\n  \"hooks\": {\n    \"Stop\": [\n      // BEGIN Z MANAGED stop\n      1\n      // END Z MANAGED stop\n    ]\n  }\n}\n",
     );
-    let o = run(d, &["sync", "s.jsonc", "--template", "t.jsonc"]);
+    let o = run(
+        d,
+        &["sync", "s.jsonc", "--template", "t.jsonc", "--owner", "Z"],
+    );
     assert_eq!(code(&o), 2);
     let err = stderr(&o);
     assert!(

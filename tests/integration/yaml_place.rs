@@ -159,7 +159,14 @@ fn pyyaml(path: &Path) -> Option<Value> {
 
 fn sync(dir: &Path, template: &str, extra: &[&str]) -> std::process::Output {
     std::fs::write(dir.join("template.yml"), template).expect("template");
-    let mut args = vec!["sync", "compose.yml", "--template", "template.yml"];
+    let mut args = vec![
+        "sync",
+        "compose.yml",
+        "--template",
+        "template.yml",
+        "--owner",
+        "ZYLOS",
+    ];
     args.extend(extra);
     util::run(dir, &args)
 }

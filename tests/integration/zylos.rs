@@ -113,12 +113,17 @@ fn env_template(src: &str) -> String {
 /// A settings release as a JSONC template: every setting but `hooks` a region at the root;
 /// each hook event's elements one region inside `"hooks": {"Event": [ … ]}`.
 fn jsonc_template(v: &Value) -> String {
-    let obj = v.as_object().expect("an object");
+    // Members in key order (the releases reorder their own members, and this history is
+    // about regions, whose skip-version bytes are equal only for a stable order).
+    let mut obj: Vec<(&String, &Value)> = v.as_object().expect("an object").iter().collect();
+    obj.sort_by(|a, b| a.0.cmp(b.0));
     let mut members = Vec::new();
     for (k, val) in obj {
         let key = serde_json::to_string(k).expect("key");
         if k == "hooks" {
-            let events = val.as_object().expect("hooks object");
+            let mut events: Vec<(&String, &Value)> =
+                val.as_object().expect("hooks object").iter().collect();
+            events.sort_by(|a, b| a.0.cmp(b.0));
             let mut inner = Vec::new();
             for (e, arr) in events {
                 let elems: Vec<String> = arr
@@ -222,7 +227,14 @@ struct History<'a> {
 
 fn sync(dir: &Path, h: &History<'_>, template: &str, extra: &[&str]) -> std::process::Output {
     std::fs::write(dir.join(h.template), template).expect("template");
-    let mut args = vec!["sync", h.target, "--template", h.template];
+    let mut args = vec![
+        "sync",
+        h.target,
+        "--template",
+        h.template,
+        "--owner",
+        "ZYLOS",
+    ];
     args.extend(&h.args);
     args.extend(extra);
     util::run(dir, &args)

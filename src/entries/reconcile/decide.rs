@@ -191,11 +191,17 @@ impl Walk<'_, '_> {
                     Op::Insert(t.clone())
                 }
             }
-            (None, Some(v)) if e.owned_container(key).is_some_and(|mine| mine.same(v)) => {
-                // A container this owner wrote, untouched, that the template made a value.
+            (None, Some(v)) if e.below.owned(key, false).is_some_and(|mine| mine.is(v)) => {
+                // A container this owner wrote, untouched, that the template made a value
+                // (or whose key rules made it one value): the owner's, and the template's.
                 self.keep(key, written(t, false, false));
-                self.report(key, ptr, EntryState::Pristine, A::Updated);
-                Op::Replace(t.clone())
+                if v.same(t) {
+                    self.report(key, ptr, EntryState::Pristine, A::Unchanged);
+                    Op::Keep
+                } else {
+                    self.report(key, ptr, EntryState::Pristine, A::Updated);
+                    Op::Replace(t.clone())
+                }
             }
             (None, Some(v)) => {
                 let equal = v.same(t);

@@ -46,6 +46,7 @@ pub(super) fn home(template: &Document<'_>, region: &Region) -> Home {
         order: region.begin.line().start as u64,
         line: region.begin.line_no(),
         top: false,
+        unit: super::layout::shown_unit(src, &view.scan.containers),
     }
 }
 
@@ -65,7 +66,13 @@ pub(super) fn place(
             line_of(src, at)
         ));
     }
-    let view = View::new(doc, Members::All);
+    let mut view = View::new(doc, Members::All);
+    // A file that shows no indentation (`{}`) takes the template's for what is created.
+    if let Some(unit) = &home.unit
+        && super::layout::shown_unit(src, &view.scan.containers).is_none()
+    {
+        view.unit.clone_from(unit);
+    }
     let Some(root) = view.root() else {
         return Ok(make_root(doc));
     };

@@ -58,6 +58,12 @@ fn first_on_line(src: &[u8], offset: usize) -> bool {
 /// member's line; a tab when that step is a tab; two spaces when nothing tells.
 #[must_use]
 pub(crate) fn indent_unit(src: &[u8], containers: &[Container]) -> Vec<u8> {
+    shown_unit(src, containers).unwrap_or_else(|| b"  ".to_vec())
+}
+
+/// The indent unit the file shows, if any (see [`indent_unit`]).
+#[must_use]
+pub(crate) fn shown_unit(src: &[u8], containers: &[Container]) -> Option<Vec<u8>> {
     let mut counts = [0usize; 9];
     let mut tabs = 0usize;
     let mut seen = 0;
@@ -89,11 +95,11 @@ pub(crate) fn indent_unit(src: &[u8], containers: &[Container]) -> Vec<u8> {
         .max_by_key(|(w, n)| (**n, usize::MAX - *w))
         .map_or((2, 0), |(w, n)| (w, *n));
     if tabs > n {
-        b"\t".to_vec()
+        Some(b"\t".to_vec())
     } else if n == 0 {
-        b"  ".to_vec()
+        None
     } else {
-        vec![b' '; best]
+        Some(vec![b' '; best])
     }
 }
 

@@ -3,8 +3,7 @@
 //! - [`lexer`]: the nom token lexer (lossless), for bodies and the grammar's productions;
 //! - [`scan`]: one pass over a file's bytes giving comments, keys and contexts for the
 //!   engine, the container table for placement, and the strict check for validation (the
-//!   scan that parses a document is carried with it for the later hooks); `oracle` is the
-//!   token-by-token scanner it replaced, kept for a property test;
+//!   scan that parses a document is carried with it for the later hooks);
 //! - [`layout`]: placement, indentation and commas.
 //!
 //! docs/formats.md, JSONC, describes the rules a user sees.
@@ -12,8 +11,6 @@
 mod home;
 pub(crate) mod layout;
 pub(crate) mod lexer;
-#[cfg(test)]
-mod oracle;
 pub(crate) mod scan;
 mod stack;
 

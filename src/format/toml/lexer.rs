@@ -22,7 +22,7 @@ use nom::{
     sequence::pair,
 };
 
-use super::packed::{Packed, Record, Records, offset};
+use super::records::Records;
 use crate::lex::{Comment, Key, Lexed, Span, Unclosed};
 
 type In<'a> = &'a [u8];
@@ -98,8 +98,7 @@ fn no<'a, T>(i: In<'a>, kind: nom::error::ErrorKind) -> IResult<In<'a>, T> {
 
 /// The longest prefix of `i` whose bytes are all of the class `bit`, when not empty. The
 /// token productions that run on every key and value use this byte loop; it matches what
-/// `take_while1` does (the test oracle keeps the combinator forms, and a property test
-/// compares them).
+/// `take_while1` does (the production tests and the comparison with toml_parser pin it).
 fn class_run(i: In<'_>, bit: u8) -> Res<'_> {
     let n = i
         .iter()
@@ -363,9 +362,9 @@ struct Tables {
     nodes: Vec<Node>,
     /// The segments that do not fit in a [`Node`] (in files of 4 GiB or more).
     wide: Vec<Stored>,
-    /// The elements of arrays of tables, packed (parent, header offset): table ids from
+    /// The elements of arrays of tables, as (parent, header offset): table ids from
     /// [`ELEM_ID`] on. A file of `[[a]]` lines costs a few bytes an element.
-    elems: Packed<2>,
+    elems: Vec<(u32, usize)>,
     /// The ids of the tables of key segments, by the hash of (parent, segment): 4 bytes
     /// a table (elements and inline tables are never looked up, so not kept here).
     index: hashbrown::HashTable<u32>,
@@ -386,7 +385,7 @@ impl Tables {
                 at: 0,
             }],
             wide: Vec::new(),
-            elems: Packed::default(),
+            elems: Vec::new(),
             index: hashbrown::HashTable::new(),
         }
     }
@@ -416,8 +415,8 @@ impl Tables {
     /// The parent and segment of table `id`.
     fn node(&self, id: u32) -> Option<(u32, Stored)> {
         if id & ELEM_ID != 0 {
-            let [parent, at] = self.elems.get((id & !ELEM_ID) as usize)?;
-            return Some((u32::try_from(parent).ok()?, Stored::Elem(offset(at))));
+            let &(parent, at) = self.elems.get((id & !ELEM_ID) as usize)?;
+            return Some((parent, Stored::Elem(at)));
         }
         let n = self.nodes.get(id as usize)?;
         let seg = match n.len {
@@ -491,7 +490,7 @@ impl Tables {
         let k = u32::try_from(self.elems.len())
             .unwrap_or(u32::MAX)
             .min(!ELEM_ID);
-        self.elems.push([u64::from(parent), at as u64]);
+        self.elems.push((parent, at));
         ELEM_ID | k
     }
 
@@ -557,44 +556,6 @@ pub(crate) struct Stmt {
     pub(crate) header: Option<u32>,
 }
 
-impl Record for Header {
-    fn fields(&self) -> [u64; 4] {
-        [
-            self.line.start as u64,
-            self.line.end as u64,
-            u64::from(self.table),
-            u64::from(self.array),
-        ]
-    }
-    fn from_fields(f: [u64; 4]) -> Self {
-        Self {
-            line: Span::new(offset(f[0]), offset(f[1])),
-            table: u32::try_from(f[2]).unwrap_or(u32::MAX),
-            array: f[3] != 0,
-        }
-    }
-}
-
-impl Record for Stmt {
-    fn fields(&self) -> [u64; 4] {
-        [
-            self.key.start as u64,
-            self.key.end as u64,
-            self.end as u64,
-            self.header.map_or(0, |h| u64::from(h) + 1),
-        ]
-    }
-    fn from_fields(f: [u64; 4]) -> Self {
-        Self {
-            key: Span::new(offset(f[0]), offset(f[1])),
-            end: offset(f[2]),
-            header: f[3]
-                .checked_sub(1)
-                .map(|h| u32::try_from(h).unwrap_or(u32::MAX)),
-        }
-    }
-}
-
 impl Stmt {
     /// The key's first segment.
     pub(crate) fn first(&self, src: &[u8]) -> Span {
@@ -611,9 +572,9 @@ impl Stmt {
 pub(crate) struct Scan {
     /// What the engine needs.
     pub(crate) lexed: Lexed,
-    /// Table headers, in file order (packed: a few bytes each).
+    /// Table headers, in file order.
     pub(crate) headers: Records<Header>,
-    /// Key/value statements of tables, in file order (packed: a few bytes each).
+    /// Key/value statements of tables, in file order.
     pub(crate) stmts: Records<Stmt>,
     /// Lines that start inside a multi-line string (a subset of the inner lines), in order.
     pub(crate) string_lines: Vec<Span>,

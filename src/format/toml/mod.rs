@@ -2,7 +2,7 @@
 //!
 //! - [`lexer`]: the nom lexer (comments, strings, tables, keys, multi-line values);
 //! - [`normalize`](mod@normalize): the hash's normalized form of a body (frozen);
-//! - [`packed`](mod@packed): statements and headers kept as a few bytes each;
+//! - [`records`](mod@records): statements and headers in file order;
 //! - [`place`](mod@place): where a new region goes (`--at table:a.b`, the root table's keys,
 //!   the end of the file) and how its body is indented;
 //! - [`validate`](mod@validate): scope safety (`scope-capture`) and the toml_edit check.
@@ -10,11 +10,8 @@
 mod home;
 mod lexer;
 mod normalize;
-#[cfg(test)]
-mod oracle;
-mod packed;
 mod place;
-mod sure;
+mod records;
 mod validate;
 
 #[cfg(test)]

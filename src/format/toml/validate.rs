@@ -14,7 +14,6 @@
 use std::collections::HashSet;
 
 use super::lexer::{ELEM, Header, Scan, key_text};
-use super::packed::Cursor;
 use super::place::line_of;
 use crate::document::{Document, Region};
 use crate::marker::Identity;
@@ -23,7 +22,7 @@ use crate::marker::Identity;
 pub(super) const FULL_PARSE: usize = 1 << 20;
 
 /// Checks a whole file as read (scanned as `scan`): nesting toml_edit would refuse, then
-/// the fast recognizer, then toml_edit.
+/// toml_edit itself.
 pub(super) fn check_input(src: &[u8], scan: &Scan) -> Result<(), String> {
     if let Some(at) = scan.too_deep {
         return Err(format!(
@@ -34,9 +33,6 @@ pub(super) fn check_input(src: &[u8], scan: &Scan) -> Result<(), String> {
             crate::lines::column_of(src, at),
             super::lexer::MAX_DEPTH
         ));
-    }
-    if super::sure::surely_valid_sized(src, scan.tables_len()) {
-        return Ok(());
     }
     let Ok(text) = std::str::from_utf8(src) else {
         return Err("not UTF-8".to_owned());
@@ -227,10 +223,7 @@ fn scope(old: &Side<'_>, new: &Side<'_>) -> Result<(), String> {
             .filter(|(w, _)| *w != Where::Changed)
     }
     let (mut a, mut b) = (tracked(old), tracked(new));
-    // Statements come in runs under one header: each pair of headers is compared once, and
-    // the (packed) headers are read in order.
-    let mut old_headers = Cursor::new(&old.scan.headers);
-    let mut new_headers = Cursor::new(&new.scan.headers);
+    // Statements come in runs under one header: each pair of headers is compared once.
     let mut last: Option<(Option<u32>, Option<u32>)> = None;
     loop {
         let ((wa, sa), (wb, sb)) = match (a.next(), b.next()) {
@@ -253,8 +246,8 @@ fn scope(old: &Side<'_>, new: &Side<'_>) -> Result<(), String> {
             continue;
         }
         let (ha, hb) = (
-            sa.header.and_then(|h| old_headers.get(h as usize)),
-            sb.header.and_then(|h| new_headers.get(h as usize)),
+            sa.header.and_then(|h| old.scan.headers.get(h as usize)),
+            sb.header.and_then(|h| new.scan.headers.get(h as usize)),
         );
         if !same_table(old, ha, new, hb) {
             let captured_by_new = hb.is_some_and(|h| new.locate(h.line.start) == Where::Changed);
@@ -376,9 +369,6 @@ fn parse(old: &Side<'_>, new: &Side<'_>) -> Result<(), String> {
         }
         out.into()
     };
-    if super::sure::surely_valid(checked.as_bytes()) {
-        return Ok(());
-    }
     match toml_edit::Document::parse(checked.as_ref()) {
         Ok(_) => Ok(()),
         Err(e) => {

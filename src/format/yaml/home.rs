@@ -197,7 +197,7 @@ pub(super) fn home(template: &Document<'_>, region: &Region) -> Option<Home> {
         path: path_of(template, region)?,
         order: region.begin.line().start as u64,
         line: region.begin.line_no(),
-        top: false,
+        ..Home::default()
     })
 }
 
