@@ -2037,6 +2037,55 @@ mod tests {
     }
 
     #[test]
+    fn the_last_check_refuses_a_region_outside_its_templates_container() {
+        let home = |keys: &[&str]| Home {
+            path: keys
+                .iter()
+                .map(|k| crate::place::Step {
+                    key: (*k).to_owned(),
+                    ..crate::place::Step::default()
+                })
+                .collect(),
+            line: 3,
+            ..Home::default()
+        };
+        let id = Identity::new("Z", "db");
+        // Valid files whose region is at the top level (YAML), in [a] (TOML, INI).
+        for (format, src, wrong, right) in [
+            (
+                "yaml",
+                "services:\n  web: {}\n# BEGIN Z MANAGED db\ndb: {}\n# END Z MANAGED db\n",
+                vec!["services"],
+                vec![],
+            ),
+            (
+                "toml",
+                "[a]\n# BEGIN Z MANAGED db\nk = 1\n# END Z MANAGED db\n",
+                vec!["b"],
+                vec!["a"],
+            ),
+            (
+                "ini",
+                "[a]\n# BEGIN Z MANAGED db\nk = 1\n# END Z MANAGED db\n",
+                vec!["b"],
+                vec!["a"],
+            ),
+        ] {
+            let syntax = syntax(format);
+            let opts = Options::default();
+            let err = check_result(syntax, &opts, src.as_bytes(), &[(id.clone(), home(&wrong))]);
+            assert!(
+                matches!(&err, Err(PlanError::Place(m)) if m.contains("would land in")),
+                "{format}: {err:?}"
+            );
+            assert!(
+                check_result(syntax, &opts, src.as_bytes(), &[(id.clone(), home(&right))]).is_ok(),
+                "{format}"
+            );
+        }
+    }
+
+    #[test]
     fn merge_entries_by_key_in_every_entry_format() {
         let env = syntax("env");
         let (m, kept) = merge_entries(

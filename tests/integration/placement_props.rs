@@ -339,7 +339,7 @@ proptest! {
     #[test]
     fn ini_jump_equals_steps(rels in proptest::collection::vec(release(), 2..5)) {
         let templates: Vec<String> = rels.iter().map(ini_template).collect();
-        history("setup.cfg", "user = 1\n\n[u]\nx = 1\n", &rels, &templates, &INI)?;
+        history("config.ini", "user = 1\n\n[u]\nx = 1\n", &rels, &templates, &INI)?;
     }
 
     #[test]

@@ -577,6 +577,14 @@ impl Scanner<'_> {
                         String::from_utf8_lossy(w)
                     )
                 });
+            } else if !in_range(w) {
+                self.error(span.start, || {
+                    format!(
+                        "`{}` is too large for a JSON number (readers such as serde_json \
+                         refuse numbers beyond about 1.8e308)",
+                        String::from_utf8_lossy(w)
+                    )
+                });
             }
         }
         self.scalar(span);
@@ -986,6 +994,18 @@ fn plain(s: &[u8]) -> bool {
         }
     }
     words.remainder().iter().all(|&b| b >= 0x20 && b != b'\\')
+}
+
+/// True unless `w`, a JSON number, is beyond what a double holds (only a number with an
+/// exponent or of more than 308 characters can be).
+fn in_range(w: &[u8]) -> bool {
+    if w.len() <= 308 && !w.iter().any(|b| matches!(b, b'e' | b'E')) {
+        return true;
+    }
+    std::str::from_utf8(w)
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .is_none_or(f64::is_finite)
 }
 
 /// True when `w` is exactly a JSON number: a plain integer is checked here, anything else by
