@@ -2427,12 +2427,7 @@ fn entry_options<'a>(
     EntryOptions {
         seeds: opts.entries.seeds.clone(),
         respect_removals: opts.plan.respect_removals,
-        on_drift: match opts.plan.on_drift {
-            plan::OnDrift::Keep => entries::OnDrift::Keep,
-            plan::OnDrift::Overwrite => entries::OnDrift::Overwrite,
-            plan::OnDrift::Fail => entries::OnDrift::Fail,
-            plan::OnDrift::Merge => entries::OnDrift::Merge,
-        },
+        on_drift: opts.plan.on_drift,
         force: opts.plan.force,
         prune_adopted: opts.entries.prune_adopted,
         home: home.map(str::to_owned),

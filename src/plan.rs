@@ -19,17 +19,18 @@ use crate::place::{At, Created, Home, Placement};
 use crate::problem::{Problem, ProblemKind};
 use crate::warning::{MergeFailure, Warning};
 
-/// What to do with a region the user edited by hand.
+/// What to do with a region (or a strict-JSON entry) the user edited by hand.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OnDrift {
     /// Leave it as it is, with a warning (the default).
     #[default]
     Keep,
-    /// Replace it with the desired body.
+    /// Replace it with the desired body (value).
     Overwrite,
     /// Fail (exit 2) and write nothing.
     Fail,
-    /// Three-way merge with the stored base.
+    /// Three-way merge with the stored base: by key in formats with keys, by lines in line
+    /// formats, member by member inside an entry's object value.
     Merge,
 }
 

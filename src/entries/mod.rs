@@ -70,20 +70,12 @@ use std::fmt;
 use reconcile::{Mode, Walk};
 use value::Json;
 
-/// What to do with an entry the user edited since this owner last wrote it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum OnDrift {
-    /// Keep the user's value, with a warning.
-    #[default]
-    Keep,
-    /// Replace it with the template's value.
-    Overwrite,
-    /// Refuse the whole plan ([`EntryError::Drift`]).
-    Fail,
-    /// Merge member by member inside an object value: the user's changes and the template's
-    /// changes to different members both arrive; a member both changed keeps the user's.
-    Merge,
-}
+/// What to do with an entry the user edited since this owner last wrote it: the drift policy
+/// regions use too. For an entry, [`OnDrift::Fail`] refuses the whole plan
+/// ([`EntryError::Drift`]) and [`OnDrift::Merge`] merges member by member inside an object
+/// value (the user's changes and the template's changes to different members both arrive; a
+/// member both changed keeps the user's).
+pub use crate::plan::OnDrift;
 
 /// How a run treats entries.
 #[derive(Clone, Default)]

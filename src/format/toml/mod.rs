@@ -12,6 +12,7 @@ mod lexer;
 mod normalize;
 mod place;
 mod records;
+mod sure;
 mod validate;
 
 #[cfg(test)]

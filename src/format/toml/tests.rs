@@ -802,6 +802,7 @@ fn common_files_are_accepted_and_agree_with_the_reference() {
         assert!(toml_edit_accepts(f.as_bytes()), "{f}");
         let doc = Document::parse(f.as_bytes(), &Toml);
         assert_eq!(Toml.check_input(&doc), Ok(()), "{f}");
+        assert!(super::sure::surely_valid(f.as_bytes()), "{f}");
         agrees_with_reference(f.as_bytes());
     }
 }
@@ -856,6 +857,7 @@ fn invalid_files_are_refused_before_an_edit() {
     ];
     for f in files {
         assert!(!toml_edit_accepts(f.as_bytes()), "{f:?}");
+        assert!(!super::sure::surely_valid(f.as_bytes()), "{f:?}");
         let doc = Document::parse(f.as_bytes(), &Toml);
         assert!(Toml.check_input(&doc).is_err(), "{f:?}");
     }
@@ -974,5 +976,298 @@ proptest::proptest! {
         proptest::sample::select(TOML_FRAGMENTS), 0..80
     )) {
         read_scan_agrees(parts.concat().as_bytes());
+    }
+}
+
+// ---------------------------------------------------------------- the fast validity check
+
+/// Fragments that make valid TOML in any sequence (unique names aside).
+const VALID_FRAGMENTS: &[&str] = &[
+    // Scalars outside the fast check's own subset (toml_edit reads each token alone), valid
+    // and not, and tokens that only look like them.
+    "h = 0x1f\n",
+    "h = 0o17\n",
+    "h = 0b101\n",
+    "h = 1_000\n",
+    "h = 1e6\n",
+    "h = -1.5E-3\n",
+    "h = inf\n",
+    "h = -nan\n",
+    "h = 1979-05-27T07:32:00Z\n",
+    "h = 1979-05-27 07:32:00.999+07:00\n",
+    "h = 07:32:00\n",
+    "h = 1979-05-27\n",
+    "h = 0x\n",
+    "h = 1__0\n",
+    "h = 1979-13-01\n",
+    "h = 1979-02-30\n",
+    "h = 25:00:00\n",
+    "h = 1979-05-27 \n",
+    "h = 0b102\n",
+    "h = 1e\n",
+    "h = nanx\n",
+    "h = 01\n",
+    "h = [0x1, 1979-05-27, {i = inf}]\n",
+    "[a]\n",
+    "[a.b]\n",
+    "[b . 'c']\n",
+    "[[a]]\n",
+    "[[a.d]]\n",
+    "[[e]]\n",
+    "k = 1\n",
+    "k = -0.5\n",
+    "k.x = true\n",
+    "x = \"s # \\n \\u00e9\"\n",
+    "\"k\" = 'lit'\n",
+    "b = { p = 1, q.r = [1, {s = 2}] }\n",
+    "a = [\n  1, # c\n  [2],\n]\n",
+    "m = \"\"\"\nx \\\n  y\"\"\"\n",
+    "n = '''\n'x'\n'''\n",
+    "# comment\n",
+    "\n",
+    "\r\n",
+    "   ",
+    "z = 1979-05-27\n",
+    "c = {}\n",
+    "d = []\n",
+    "f = 0x1f\n",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn the_fast_check_is_sure_only_of_what_toml_edit_accepts(parts in proptest::collection::vec(
+        proptest::sample::select(VALID_FRAGMENTS), 0..30
+    )) {
+        let src = parts.concat();
+        if super::sure::surely_valid(src.as_bytes()) {
+            proptest::prop_assert!(toml_edit_accepts(src.as_bytes()), "{:?}", src);
+        }
+    }
+
+    #[test]
+    fn the_fast_check_is_sure_only_of_what_toml_edit_accepts_on_tomlish(
+        parts in proptest::collection::vec(proptest::sample::select(TOML_FRAGMENTS), 0..60)
+    ) {
+        let src = parts.concat();
+        if super::sure::surely_valid(src.as_bytes()) {
+            proptest::prop_assert!(toml_edit_accepts(src.as_bytes()), "{:?}", src);
+        }
+    }
+
+    #[test]
+    fn the_fast_check_is_sure_only_of_what_toml_edit_accepts_on_bytes(
+        src in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)
+    ) {
+        if super::sure::surely_valid(&src) {
+            proptest::prop_assert!(toml_edit_accepts(&src), "{:?}", src);
+        }
+    }
+}
+
+#[test]
+fn the_fast_check_is_often_sure_of_valid_sequences() {
+    // The property above must not hold vacuously: most short sequences of the valid pieces
+    // that toml_edit accepts are recognized.
+    let mut sure = 0;
+    let mut valid = 0;
+    for a in VALID_FRAGMENTS {
+        for b in VALID_FRAGMENTS {
+            let src = format!("{a}{b}");
+            if toml_edit_accepts(src.as_bytes()) {
+                valid += 1;
+                if super::sure::surely_valid(src.as_bytes()) {
+                    sure += 1;
+                }
+            }
+        }
+    }
+    assert!(valid > 200 && sure * 10 > valid * 7, "{sure} of {valid}");
+}
+
+#[test]
+fn the_fast_check_is_sure_only_of_what_toml_edit_accepts_on_edge_cases() {
+    let files: &[&str] = &[
+        "- = 1\n",
+        "_ = 1\n",
+        "1979-05-27 = 1\n",
+        "a.1.5 = 1\n",
+        "true = 1\n",
+        "inf = 1\n",
+        "a = {b = [\n1]}\n",
+        "a = {b = \"\"\"\nx\"\"\"}\n",
+        "a = {b = '''\nx'''}\n",
+        "a = '''''''\n",
+        "a = \"\"\"\"\"\"\"\n",
+        "a = \"\"\"\\\n\"\"\"\n",
+        "a = \"\"\" \\ \n\"\"\"\n",
+        "a = \"\"\"\\\n\n\n  \"\"\"\n",
+        "a = \"\"\"\\\r\n\"\"\"\n",
+        "a = \"\"\"\\ \t\r\n x\"\"\"\n",
+        "[[a.b]]\n[a]\n",
+        "[a.b.c]\n[a.b]\n[a]\n",
+        "[a]\nb.c = 1\n[x]\n[a.d]\n",
+        "[a.b]\nc = 1\n[a]\nd.e = 1\n",
+        "a = +0\nb = -0.0\nc = 123456789012345678\nd = -123456789012345678\n",
+        "a = 999999999999999.5\n",
+        "a = 1.0000000000000000000000000000000000001\n",
+        "a = [1 # c\n, 2]\n",
+        "a = [\n#c\n]\n",
+        "a=1#c",
+        "\u{feff}",
+        "\u{feff}\u{feff}a = 1\n",
+        "a = \"\\U0010FFFF\"\n",
+        "a = \"\\u0000\"\n",
+        "a = \"\u{85}\"\n",
+        "a = \"\u{2028}\"\n",
+        "# \u{feff}\n",
+        "\"\" = 1\n",
+        "'' = 1\n",
+        "\"\" = 1\n'' = 2\n",
+        "a = {}\n[b]\n",
+        "[a]\n[b.a]\n",
+        "[\"a\"]\n[a.b]\n",
+        "[[a]]\n[[a]]\n[a.b]\n[a.b.c]\n[[a]]\n[a.b]\n",
+        "a = [{b = 1}, {b = 2}]\n",
+        "a = [[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]\n",
+        "a = [[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]\n",
+        "a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p = 1\n",
+        "a = {b = {c = {d = 1}}}\n[x]\ny = 1\n",
+        "[a]\n\"b\" = 1\n'c' = 2\nd = 3\n",
+        "a = \"\"\"x\"\"\"y\n",
+        "a = 1\n\n\n   \t\n",
+        "\t[a]\n\tb = 1\n",
+        "a = \"x\" \"y\"\n",
+        "a = 1,\n",
+        "a = [1],\n",
+        "a = {} x\n",
+        "[a]b\n",
+        "a\t=\t1\n",
+        "a . b = 1\n",
+        "a . \"b\" = 1\n",
+        "a = 00.5\n",
+        "a = 0.5\n",
+        "a = 5.\n",
+        "a = -.5\n",
+        "a = 1_000\n",
+        "a = 0\n",
+        "a = 0x\n",
+        "a = tru\n",
+        "a = true\n",
+        "a = \"\\\"\"\n",
+        "a = '\\'\n",
+        "a = 'x\\' \n",
+        "a = \"\"\"\n\"\"\"\"\"\n",
+        "a = {b = 1, c = {d = 2}, e.f = 3}\n[g]\n",
+        "[a]\nb = {}\n[a.c]\n",
+        "[a.b]\n[a]\nc = 1\n[a.b.d]\n",
+        "[a]\n[a.b]\nc.d = 1\n[a.b.c.e]\n",
+        "x = 1\r\n[a]\r\n# c\r\nb = [\r\n1,\r\n]\r\n",
+        "a = \"\"\"\r\nx\r\n\"\"\"\r\n",
+        "a = '''\r\n'''\r\n",
+        "[[a]]\nb.c = 1\n[[a]]\nb.c = 2\n",
+        "[a]\n[[a.b]]\n[a.b.c]\n[[a.b]]\n",
+        "a = 123456789012345678.5\n",
+        "a = [ 1 , 2 , ]\n",
+        "a = [\n  1,\n  2\n  ,\n]\n",
+        "a = { b = 1 }\n",
+        "a = {b=1,c=2}\n",
+        "[ a ]\n[[ b ]]\n",
+        "[a . b]\n",
+        "[ 'a' . \"b\" ]\n",
+    ];
+    let mut bad = Vec::new();
+    for f in files {
+        let s = super::sure::surely_valid(f.as_bytes());
+        let t = toml_edit_accepts(f.as_bytes());
+        if s && !t {
+            bad.push(*f);
+        }
+    }
+    assert!(bad.is_empty(), "{bad:?}");
+}
+
+#[test]
+fn the_fast_check_agrees_with_toml_edit_on_tables_keys_and_headers_of_shared_names() {
+    let frags: &[&str] = &[
+        "[a]\n",
+        "[a.b]\n",
+        "[[a]]\n",
+        "[[a.b]]\n",
+        "[\"a\"]\n",
+        "['a'.b]\n",
+        "[b]\n",
+        "[b.a]\n",
+        "[[b]]\n",
+        "[a.b.c]\n",
+        "[[a.b.c]]\n",
+        "a = 1\n",
+        "b = 1\n",
+        "c = 1\n",
+        "a.b = 1\n",
+        "b.c = 1\n",
+        "\"b\".c = 2\n",
+        "b = {}\n",
+        "c = {a = 1}\n",
+        "a = {b.c = 1}\n",
+        "b = [{a = 1}]\n",
+        "'a' = 3\n",
+        "c.a = 1\n",
+        "a.c = 2\n",
+        "b.a.c = 1\n",
+        "[c]\n",
+        "[c.a]\n",
+        "[[c]]\n",
+        "a.b.c = 1\n",
+        "c = []\n",
+        "\"\" = 1\n",
+        "[\"\"]\n",
+        "b . c = 1\n",
+    ];
+    let mut x: u64 = 0x1234_5678_9abc_def1;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut sure = 0;
+    for _ in 0..30_000 {
+        let n = (next() % 8) as usize + 1;
+        let mut s = String::new();
+        for _ in 0..n {
+            s.push_str(frags[(next() % frags.len() as u64) as usize]);
+        }
+        if super::sure::surely_valid(s.as_bytes()) {
+            sure += 1;
+            assert!(toml_edit_accepts(s.as_bytes()), "{s:?}");
+        }
+    }
+    // Not vacuous: many of the sequences are recognized.
+    assert!(sure > 3_000, "{sure}");
+}
+
+#[test]
+fn the_fast_check_finds_conflicts_within_each_inline_table() {
+    for bad in [
+        "x = {a = 1, a = 2}\n",
+        "x = {a = 1, a.b = 2}\n",
+        "x = {a.b = 1, a = 2}\n",
+        "x = {a = {b = 1, b = 2}}\n",
+        "x = {a = [{d = 1, d = 2}]}\n",
+        "x = [{a = 1, a = 2}]\n",
+        "x = {a = 1}\nx = {b = 1}\n",
+    ] {
+        assert!(!super::sure::surely_valid(bad.as_bytes()), "{bad:?}");
+        assert!(!toml_edit_accepts(bad.as_bytes()), "{bad:?}");
+    }
+    for good in [
+        "x = {a.b = 1, a.c = 2}\ny = {a = 1, b = {a = 1}}\n",
+        "x = [{a = 1}, {a = 1}]\na = {a = 1}\n",
+        "x0 = {a = 1}\nx1 = {a = 1}\n[t]\nx0 = {a = 1}\n",
+    ] {
+        assert!(super::sure::surely_valid(good.as_bytes()), "{good:?}");
+        assert!(toml_edit_accepts(good.as_bytes()), "{good:?}");
     }
 }

@@ -22,7 +22,7 @@ use crate::marker::Identity;
 pub(super) const FULL_PARSE: usize = 1 << 20;
 
 /// Checks a whole file as read (scanned as `scan`): nesting toml_edit would refuse, then
-/// toml_edit itself.
+/// the fast recognizer, then toml_edit.
 pub(super) fn check_input(src: &[u8], scan: &Scan) -> Result<(), String> {
     if let Some(at) = scan.too_deep {
         return Err(format!(
@@ -33,6 +33,9 @@ pub(super) fn check_input(src: &[u8], scan: &Scan) -> Result<(), String> {
             crate::lines::column_of(src, at),
             super::lexer::MAX_DEPTH
         ));
+    }
+    if super::sure::surely_valid_sized(src, scan.tables_len()) {
+        return Ok(());
     }
     let Ok(text) = std::str::from_utf8(src) else {
         return Err("not UTF-8".to_owned());
@@ -369,6 +372,9 @@ fn parse(old: &Side<'_>, new: &Side<'_>) -> Result<(), String> {
         }
         out.into()
     };
+    if super::sure::surely_valid(checked.as_bytes()) {
+        return Ok(());
+    }
     match toml_edit::Document::parse(checked.as_ref()) {
         Ok(_) => Ok(()),
         Err(e) => {
