@@ -117,7 +117,7 @@ impl LineEnding {
     }
 
     /// The line break written in the text demarcate edits: CR lines are edited as LF ones
-    /// and turned back into CR by [`Codec::encode`].
+    /// and turned back into CR by `Codec::encode`.
     #[must_use]
     pub const fn in_text(self) -> &'static str {
         match self {
