@@ -1002,6 +1002,21 @@ fn man_sections(see_also: &str) -> String {
     out
 }
 
+/// The examples a command's `--help` ends with, as an EXAMPLES section of lines kept as they
+/// are (clap_mangen would fill them into one paragraph headed EXTRA).
+fn examples_section(after_help: &str) -> String {
+    let mut out = String::from(".SH EXAMPLES\n.nf\n.RS 4\n");
+    for line in after_help
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim().eq_ignore_ascii_case("examples:"))
+    {
+        out.push_str(&roff_text(line.trim()));
+        out.push('\n');
+    }
+    out.push_str(".RE\n.fi\n");
+    out
+}
+
 /// One manual page: clap_mangen's sections, then [`man_sections`], then the version.
 fn man_page(cmd: clap::Command, see_also: &str) -> std::io::Result<Vec<u8>> {
     let man = clap_mangen::Man::new(cmd.clone());
@@ -1016,8 +1031,8 @@ fn man_page(cmd: clap::Command, see_also: &str) -> std::io::Result<Vec<u8>> {
     if cmd.has_subcommands() {
         man.render_subcommands_section(&mut page)?;
     }
-    if cmd.get_after_help().is_some() {
-        man.render_extra_section(&mut page)?;
+    if let Some(after) = cmd.get_after_help() {
+        page.extend_from_slice(examples_section(&after.to_string()).as_bytes());
     }
     page.extend_from_slice(man_sections(see_also).as_bytes());
     if cmd.get_version().is_some() {

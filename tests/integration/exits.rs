@@ -680,6 +680,10 @@ fn man_prints_one_page_per_subcommand_with_flags_exit_codes_and_formats() {
     }
     assert!(page.contains(".SH \"EXIT STATUS\""), "{page}");
     assert!(page.contains(".SH FORMATS"), "{page}");
+    assert!(
+        page.contains(".SH EXAMPLES") && !page.contains("EXTRA"),
+        "{page}"
+    );
     for name in demarcate::Format::names() {
         assert!(
             page.contains(&format!("\\fB{name}\\fR")),
