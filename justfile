@@ -23,7 +23,7 @@ bench:
 
 # The shell-profile upgrade sample, as a dry run.
 demo:
-    cargo run --release -- sync samples/shell-hook/bashrc --template samples/shell-hook/template-v2.sh --dry-run
+    cargo run --release -- sync samples/shell-hook/bashrc --template samples/shell-hook/template-v2.sh --owner ZYLOS --dry-run
 
 # The black-box acceptance run.
 accept:
