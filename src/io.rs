@@ -341,11 +341,43 @@ pub(crate) fn lock_dir(
     Ok(held)
 }
 
-/// The process id a lock file holds, if any.
+/// The process id a lock file holds, if any, and only when that process is alive and holds
+/// a lock on the file: a finished run leaves its id behind, and another program (`flock`)
+/// may hold the lock without writing one.
 fn holder(file: &File) -> Option<u32> {
     let mut buf = [0u8; 16];
     let n = file.read_at(&mut buf, 0).ok()?;
-    std::str::from_utf8(&buf[..n]).ok()?.trim().parse().ok()
+    let pid: u32 = std::str::from_utf8(&buf[..n]).ok()?.trim().parse().ok()?;
+    let meta = file.metadata().ok()?;
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    (process_exists(pid) && holds_lock(&locks, pid, meta.dev(), meta.ino())).then_some(pid)
+}
+
+/// Whether `/proc/locks` (its text) lists a lock of process `pid` on the file `dev`/`ino`.
+/// A line reads `1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF` (device numbers in hex).
+fn holds_lock(locks: &str, pid: u32, dev: u64, ino: u64) -> bool {
+    let want = (
+        u64::from(libc::major(dev)),
+        u64::from(libc::minor(dev)),
+        ino,
+    );
+    let file_of = |w: &str| {
+        let mut it = w.split(':');
+        let major = u64::from_str_radix(it.next()?, 16).ok()?;
+        let minor = u64::from_str_radix(it.next()?, 16).ok()?;
+        let ino = it.next()?.parse::<u64>().ok()?;
+        it.next().is_none().then_some((major, minor, ino))
+    };
+    locks
+        .lines()
+        // A blocked waiter's line ("->") holds nothing.
+        .filter(|line| !line.contains("->"))
+        .any(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            words
+                .windows(2)
+                .any(|w| w[0].parse::<u32>().ok() == Some(pid) && file_of(w[1]) == Some(want))
+        })
 }
 
 /// The tag in the names of our temporary files: `.<name>.demarcate-tmp.<pid>.<random>`.
@@ -1825,7 +1857,11 @@ mod tests {
         let f = dir.path().join("f");
         let held = test_lock(&f).file;
         held.lock()?;
+        // A pid that holds no lock on the file (a finished run's) is not named.
         held.write_all_at(b"4242", 0)?;
+        let e = lock_dir(&parent_of(&f), test_lock(&f), Duration::ZERO, &mut |_| {});
+        assert!(matches!(e, Err(IoError::LockTimeout { pid: None, .. })));
+        held.write_all_at(std::process::id().to_string().as_bytes(), 0)?;
         let start = std::time::Instant::now();
         let e = lock_dir(
             &parent_of(&f),
@@ -1835,7 +1871,7 @@ mod tests {
         );
         assert!(start.elapsed() >= Duration::from_millis(300));
         match e {
-            Err(IoError::LockTimeout { pid, .. }) => assert_eq!(pid, Some(4242)),
+            Err(IoError::LockTimeout { pid, .. }) => assert_eq!(pid, Some(std::process::id())),
             Err(e) => return Err(e.into()),
             Ok(_) => return Err("the lock was taken while held".into()),
         }

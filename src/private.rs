@@ -52,8 +52,9 @@ pub enum StoreError {
     #[error(
         "{path}: belongs to user id {owner}, not to this user (id {me}); demarcate does not use a \
          state store another user controls{}. Set DEMARCATE_STATE_DIR to a store of this \
-         user's (e.g. DEMARCATE_STATE_DIR=/root/.local/state/demarcate), or run as the owner",
-        if *.me == 0 { " when run as root (sudo keeps HOME or XDG_STATE_HOME of the user)" } else { "" }
+         user's{}, or run as the owner",
+        if *.me == 0 { " when run as root (sudo keeps HOME or XDG_STATE_HOME of the user)" } else { "" },
+        match .hint { Some(h) => format!(" (e.g. DEMARCATE_STATE_DIR={})", h.display()), None => String::new() }
     )]
     Owner {
         /// The path.
@@ -62,6 +63,9 @@ pub enum StoreError {
         owner: u32,
         /// The running user.
         me: u32,
+        /// A store of the running user's to suggest: under its home directory in the
+        /// system's user database, when it has one that is not the refused path.
+        hint: Option<PathBuf>,
     },
     /// Any other failure, with the path.
     #[error("{path}: {source}")]
@@ -80,6 +84,46 @@ impl StoreError {
             source,
         }
     }
+}
+
+/// The home directory of user `uid` in the system's user database (not `HOME`, which may
+/// be another user's under sudo, or relative).
+fn passwd_home(uid: u32) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    // SAFETY: an all-zero passwd is a valid value (null pointers and zero ids); it is
+    // only read after getpwuid_r filled it.
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call, and `buf` is as long as said.
+    let r = unsafe {
+        libc::getpwuid_r(
+            uid,
+            &raw mut pw,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &raw mut found,
+        )
+    };
+    if r != 0 || found.is_null() || pw.pw_dir.is_null() {
+        return None;
+    }
+    // SAFETY: getpwuid_r succeeded, so pw_dir points at a NUL-terminated string in `buf`.
+    let dir = unsafe { std::ffi::CStr::from_ptr(pw.pw_dir) };
+    let home = PathBuf::from(OsStr::from_bytes(dir.to_bytes()));
+    (home.is_absolute() && home != Path::new("/")).then_some(home)
+}
+
+/// The store to suggest to user `me` instead of `refused`: the default one under its own
+/// home directory, if it has one of its own and it is not the refused store.
+fn own_store_hint(me: u32, refused: &Path) -> Option<PathBuf> {
+    let home = passwd_home(me)?;
+    // A home that is missing or another user's (`/nonexistent`, `/`) would be no help.
+    if std::fs::metadata(&home).ok()?.uid() != me {
+        return None;
+    }
+    let store = home.join(".local/state/demarcate");
+    (store != refused).then_some(store)
 }
 
 /// The running user's id.
@@ -143,6 +187,7 @@ impl Root {
                         path: a.to_path_buf(),
                         owner: m.uid(),
                         me,
+                        hint: own_store_hint(me, &self.path),
                     });
                 }
             }
@@ -182,6 +227,7 @@ impl Root {
                 path: path.to_path_buf(),
                 owner: m.uid(),
                 me,
+                hint: own_store_hint(me, &self.path),
             });
         }
         Ok(())

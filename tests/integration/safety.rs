@@ -672,3 +672,54 @@ fn a_relative_home_is_ignored_with_a_warning() {
     assert!(!dir.path().join("relstate").exists());
     assert!(dir.path().join(".local/state/demarcate").is_dir());
 }
+
+#[test]
+fn a_lock_timeout_names_a_process_only_when_it_holds_the_lock() {
+    use std::os::unix::fs::FileExt as _;
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::write(dir.path().join("p.sh"), "echo\n").expect("write");
+    // A finished run leaves its id in the lock file.
+    let o = util::run(dir.path(), &args(&set("p.sh", "echo x")));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let lock = crate::store::lock_of(&dir.path().join(".state/demarcate"), dir.path());
+    let left = std::fs::read_to_string(&lock).expect("lock file");
+    assert!(!left.trim().is_empty(), "the run wrote its id");
+    // Another program takes the lock without writing its own (as `flock FILE cmd` does).
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&lock)
+        .expect("lock file");
+    held.lock().expect("lock");
+    // A stale id, then a live process that holds nothing (pid 1): neither is named.
+    for pid in [left.trim().to_owned(), "1".to_owned()] {
+        held.set_len(0).expect("truncate");
+        held.write_all_at(pid.as_bytes(), 0).expect("write");
+        let mut a = args(&set("p.sh", "echo y"))
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect::<Vec<_>>();
+        a.extend(["--lock-timeout".to_owned(), "0".to_owned()]);
+        let o = util::run(dir.path(), &args(&a));
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("another run holds the lock"), "{err}");
+        assert!(!err.contains(&format!("process {pid}")), "{err}");
+    }
+    // The holder itself is named.
+    let me = std::process::id().to_string();
+    held.set_len(0).expect("truncate");
+    held.write_all_at(me.as_bytes(), 0).expect("write");
+    let mut a = args(&set("p.sh", "echo y"))
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect::<Vec<_>>();
+    a.extend(["--lock-timeout".to_owned(), "0".to_owned()]);
+    let o = util::run(dir.path(), &args(&a));
+    assert!(
+        stderr(&o).contains(&format!("process {me}")),
+        "{}",
+        stderr(&o)
+    );
+    drop(held);
+}

@@ -224,6 +224,47 @@ fn as_root_another_users_store_is_refused_unless_named() {
 }
 
 #[test]
+fn a_refused_store_suggests_a_store_of_the_running_users_own() {
+    use std::os::unix::process::CommandExt as _;
+    if !is_root() {
+        eprintln!("skipped: running as another user needs root");
+        return;
+    }
+    // A user other than root, HOME relative, no XDG_STATE_HOME: locks go to
+    // $TMPDIR/demarcate-<uid>, which here is root's.
+    let uid = 1001;
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::fs::create_dir(dir.path().join(format!("demarcate-{uid}"))).expect("locks store");
+    let work = dir.path().join("w");
+    std::fs::create_dir(&work).expect("work");
+    std::fs::write(work.join("rc.sh"), "echo\n").expect("write");
+    for p in [&work, &work.join("rc.sh")] {
+        std::os::unix::fs::chown(p, Some(uid), Some(uid)).expect("chown");
+    }
+    let o = std::process::Command::new(util::bin())
+        .args(set("rc.sh", "Z", "a", "echo a"))
+        .current_dir(&work)
+        .env_clear()
+        .env("NO_COLOR", "1")
+        .env("HOME", "home")
+        .env("TMPDIR", dir.path())
+        .uid(uid)
+        .gid(uid)
+        .output()
+        .expect("demarcate runs");
+    let err = stderr(&o);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(err.contains("belongs to user id 0"), "{err}");
+    // Never root's store (or anyone's but the running user's).
+    assert!(!err.contains("/root"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("rc.sh")).expect("read"),
+        "echo\n"
+    );
+}
+
+#[test]
 fn records_are_keyed_by_the_path_bytes() {
     let dir = tempfile::tempdir().expect("tmp");
     let a = OsStr::from_bytes(b"rc\xff.sh");
@@ -278,7 +319,9 @@ fn a_lock_held_by_another_run_times_out_naming_it() {
     let store = dir.path().join(".state/demarcate");
     std::fs::write(dir.path().join("rc.sh"), "echo\n").expect("write");
     let held = hold_lock(&store, dir.path());
-    std::io::Write::write_all(&mut &held, b"4242").expect("pid");
+    // The holder's id, as a run writes it (this process holds the lock).
+    let me = std::process::id().to_string();
+    std::io::Write::write_all(&mut &held, me.as_bytes()).expect("pid");
     let start = Instant::now();
     let mut args = set("rc.sh", "Z", "a", "echo a");
     args.extend(["--lock-timeout", "2"]);
@@ -291,7 +334,7 @@ fn a_lock_held_by_another_run_times_out_naming_it() {
     );
     let err = stderr(&o);
     assert!(err.contains("waiting for the lock on"), "{err}");
-    assert!(err.contains("process 4242"), "{err}");
+    assert!(err.contains(&format!("process {me}")), "{err}");
     assert!(
         err.contains(&lock_of(&store, dir.path()).display().to_string()),
         "{err}"
