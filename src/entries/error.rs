@@ -246,7 +246,7 @@ impl fmt::Display for EntryWarning {
             WarningKind::DuplicateElement => {
                 write!(
                     f,
-                    "`{k}` appears more than once in its array; only the first is managed"
+                    "`{k}` appears more than once in its array; only one is managed (the one holding what the owner wrote, else the first)"
                 )
             }
             WarningKind::Reshaped => write!(

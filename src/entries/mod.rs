@@ -359,7 +359,7 @@ pub fn sync(
         wanted.mark_created(key, rules);
     }
     wanted.blanks.clone_from(&own.blanks);
-    let walk = Walk::new(src, Mode::Sync, opts, owner, registry.is_some());
+    let walk = Walk::new(src, Mode::Sync, opts, owner, registry.is_some()).with_theirs(others);
     let mut out = walk.run(&wanted)?;
     hand_over(&out.orphans, owner, others, &mut changed_others);
     for key in lost {

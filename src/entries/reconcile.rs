@@ -75,6 +75,10 @@ pub(crate) struct Walk<'a, 'o> {
     drift: Vec<String>,
     removals: usize,
     orphans: Vec<String>,
+    /// Containers other owners registered whole (an element of an array keyed by its
+    /// whole value, an object member): the hash of the value, and the owner. A sync never
+    /// writes inside one (it adds its own element beside it, or refuses).
+    theirs: FxHashMap<String, String>,
 }
 
 fn scan_err(src: &[u8], e: ScanError) -> EntryError {
@@ -112,7 +116,34 @@ impl<'a, 'o> Walk<'a, 'o> {
             drift: Vec::new(),
             removals: 0,
             orphans: Vec::new(),
+            theirs: FxHashMap::default(),
         }
+    }
+
+    /// The containers other owners registered whole (see `theirs`).
+    pub(crate) fn with_theirs(mut self, others: &[(String, Registry)]) -> Self {
+        for (other, reg) in others.iter().filter(|(o, _)| o != self.owner) {
+            for r in reg.entries.values() {
+                if matches!(
+                    r.base,
+                    serde_json::Value::Object(_) | serde_json::Value::Array(_)
+                ) {
+                    self.theirs.insert(r.hash.clone(), other.clone());
+                }
+            }
+        }
+        self
+    }
+
+    /// The other owner that registered the container value at `start` whole, if any.
+    fn registered_whole_by(&self, start: usize) -> Result<Option<String>, EntryError> {
+        if self.theirs.is_empty() || self.mode != Mode::Sync {
+            return Ok(None);
+        }
+        if !matches!(self.src.get(start), Some(b'{' | b'[')) {
+            return Ok(None);
+        }
+        Ok(self.theirs.get(&self.file_value(start)?.hash()).cloned())
     }
 
     /// Runs the walk over the whole document.
@@ -417,7 +448,25 @@ impl<'a, 'o> Walk<'a, 'o> {
                     }
                 }
                 (Item::Node(n), Some(i)) => {
-                    match self.walk_value(n, &child.key, &cptr, c.items[i].value.start)? {
+                    let start = c.items[i].value.start;
+                    let theirs = if n.created {
+                        None
+                    } else {
+                        self.registered_whole_by(start)?
+                    };
+                    let edits_before = self.edits.len();
+                    let fate = self.walk_value(n, &child.key, &cptr, start)?;
+                    if let Some(other) = theirs
+                        && (self.edits.len() > edits_before || !matches!(fate, Fate::Keep))
+                    {
+                        // Another owner's value, registered whole: not to be written into.
+                        return Err(EntryError::Conflict(vec![super::error::Conflict {
+                            key: child.key.clone(),
+                            owner: self.owner.to_owned(),
+                            other,
+                        }]));
+                    }
+                    match fate {
                         Fate::Keep => {}
                         Fate::Gone => removed[i] = true,
                         Fate::Replace(j) => {
@@ -509,19 +558,46 @@ impl<'a, 'o> Walk<'a, 'o> {
                     }
                     None => None,
                 };
+                // An element another owner registered whole is theirs: this owner's entries
+                // go into an element of its own, never into it.
+                let hit = match hit {
+                    Some(ci) if self.registered_whole_by(item.value.start)?.is_some() => {
+                        let mine = match &node.children[ci].item {
+                            Item::Entry(e) => e.reg.is_some(),
+                            Item::Node(n) => n.created,
+                        };
+                        mine.then_some(ci)
+                    }
+                    hit => hit,
+                };
                 if let Some(ci) = hit {
                     match at[ci] {
                         None => at[ci] = Some(i),
                         Some(first) => {
                             dup[ci] = true;
                             // Of two elements with one key, the one that holds what the
-                            // owner wrote is the owner's.
-                            if let Item::Entry(e) = &node.children[ci].item
-                                && let Some(r) = &e.reg
-                                && self.file_value(c.items[first].value.start)?.hash() != r.hash
-                                && self.file_value(item.value.start)?.hash() == r.hash
-                            {
-                                at[ci] = Some(i);
+                            // owner wrote is the owner's: for an element it registered
+                            // whole, its value; for one it created, what it registered
+                            // inside (a release that added a key rule gives the owner's
+                            // element the key of a user's element).
+                            match &node.children[ci].item {
+                                Item::Entry(e) => {
+                                    if let Some(r) = &e.reg
+                                        && self.file_value(c.items[first].value.start)?.hash()
+                                            != r.hash
+                                        && self.file_value(item.value.start)?.hash() == r.hash
+                                    {
+                                        at[ci] = Some(i);
+                                    }
+                                }
+                                Item::Node(n) => {
+                                    if let Some(owned) = n.owned(&node.children[ci].key)
+                                        && !owned.is(&self.file_value(c.items[first].value.start)?)
+                                        && owned.is(&self.file_value(item.value.start)?)
+                                    {
+                                        at[ci] = Some(i);
+                                    }
+                                }
                             }
                         }
                     }

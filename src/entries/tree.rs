@@ -237,6 +237,45 @@ impl Node {
         self.index.insert(child.seg.clone(), self.children.len());
         self.children.push(child);
     }
+
+    /// The value the owner wrote at `key` when it created this container, rebuilt from the
+    /// registered entries and created containers below it; `None` when it did not create
+    /// it, or registered nothing inside (which would tell no two elements apart).
+    pub(crate) fn owned(&self, key: &str) -> Option<Owned> {
+        if !self.created {
+            return None;
+        }
+        let mut containers = Vec::new();
+        let mut entries = Vec::new();
+        self.collect(&mut containers, &mut entries);
+        if entries.is_empty() {
+            return None;
+        }
+        Some(Owned(rebuild(key, &containers, &entries)))
+    }
+
+    fn collect(&self, containers: &mut Vec<String>, entries: &mut Vec<(String, RegisteredEntry)>) {
+        containers.extend(self.below.containers.iter().cloned());
+        entries.extend(self.below.entries.iter().cloned());
+        for child in &self.children {
+            match &child.item {
+                Item::Entry(e) => {
+                    if let Some(r) = &e.reg {
+                        entries.push((child.key.clone(), r.clone()));
+                    }
+                }
+                Item::Node(n) => {
+                    if n.created {
+                        containers.push(child.key.clone());
+                    }
+                    if let Some(r) = &n.leaf_reg {
+                        entries.push((child.key.clone(), r.clone()));
+                    }
+                    n.collect(containers, entries);
+                }
+            }
+        }
+    }
 }
 
 /// The template and registry merged into one tree.

@@ -707,3 +707,118 @@ fn of_two_elements_with_one_key_the_owners_is_the_one_it_wrote() {
         serde_json::json!([{"name": "a", "v": 1}])
     );
 }
+
+/// Runs demarcate with `args` in `dir` and asserts exit 0.
+fn ok(dir: &std::path::Path, args: &[&str]) {
+    let o = crate::util::run(dir, args);
+    assert_eq!(
+        crate::util::code(&o),
+        0,
+        "{args:?}: {}",
+        crate::util::stderr(&o)
+    );
+}
+
+#[test]
+fn a_release_adding_key_rules_keeps_the_owners_element_beside_a_users_with_the_same_key() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    let orig = "{\n  \"hooks\": {\n    \"Stop\": [\n      {\"matcher\": \"\", \"hooks\": [{\"type\": \"command\", \"command\": \"mine.sh\"}]}\n    ]\n  }\n}\n";
+    std::fs::write(d.join("settings.json"), orig).expect("write");
+    std::fs::write(
+        d.join("tpl.json"),
+        r#"{"hooks":{"Stop":[{"matcher":"","hooks":[{"type":"command","command":"z.sh"}]}]}}"#,
+    )
+    .expect("write");
+    ok(
+        d,
+        &[
+            "sync",
+            "settings.json",
+            "--template",
+            "tpl.json",
+            "--owner",
+            "Z",
+        ],
+    );
+    let rules = [
+        "--key",
+        "/hooks/*=matcher",
+        "--key",
+        "/hooks/*/*/hooks=command",
+    ];
+    let mut a = vec![
+        "sync",
+        "settings.json",
+        "--template",
+        "tpl.json",
+        "--owner",
+        "Z",
+    ];
+    a.extend(rules);
+    ok(d, &a);
+    let now = std::fs::read_to_string(d.join("settings.json")).expect("read");
+    assert_eq!(now.matches("z.sh").count(), 1, "{now}");
+    assert!(
+        !now.contains("\"mine.sh\"}, {"),
+        "nothing into the user's group: {now}"
+    );
+    ok(d, &["uninstall", "--owner", "Z"]);
+    assert_eq!(
+        std::fs::read_to_string(d.join("settings.json")).expect("read"),
+        orig
+    );
+}
+
+#[test]
+fn an_owner_with_key_rules_never_writes_into_an_element_another_owner_registered_whole() {
+    for order in [["B", "A"], ["A", "B"]] {
+        let dir = tempfile::tempdir().expect("tmp");
+        let d = dir.path();
+        let orig = "{\n  \"x\": 1\n}\n";
+        std::fs::write(d.join("s.json"), orig).expect("write");
+        std::fs::write(
+            d.join("b.json"),
+            r#"{"hooks":{"Stop":[{"matcher":"a","hooks":[{"type":"command","command":"b.sh"}]}]}}"#,
+        )
+        .expect("write");
+        std::fs::write(
+            d.join("a.json"),
+            r#"{"hooks":{"Stop":[{"matcher":"a","hooks":[{"type":"command","command":"a.sh"}]}]}}"#,
+        )
+        .expect("write");
+        ok(
+            d,
+            &["sync", "s.json", "--template", "b.json", "--owner", "B"],
+        );
+        ok(
+            d,
+            &[
+                "sync",
+                "s.json",
+                "--template",
+                "a.json",
+                "--owner",
+                "A",
+                "--key",
+                "/hooks/*=matcher",
+                "--key",
+                "/hooks/*/*/hooks=command",
+            ],
+        );
+        let o = crate::util::run(d, &["list", "s.json"]);
+        assert!(
+            !crate::util::stdout(&o).contains("missing"),
+            "{}",
+            crate::util::stdout(&o)
+        );
+        for owner in order {
+            ok(d, &["uninstall", "--owner", owner]);
+        }
+        assert_eq!(
+            std::fs::read_to_string(d.join("s.json")).expect("read"),
+            orig,
+            "{order:?}"
+        );
+    }
+}
