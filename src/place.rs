@@ -140,6 +140,9 @@ pub struct Home {
     /// JSONC: the template's indent unit, when it shows one; containers created in a file
     /// that shows none (`{}`) are indented with it.
     pub unit: Option<Vec<u8>>,
+    /// Why `sync` cannot place the region in a target (YAML: it is inside an item of a
+    /// sequence, or in a later document of its template); a missing one is refused with it.
+    pub refused: Option<String>,
 }
 
 /// One container on a [`Home`] path.

@@ -753,6 +753,22 @@ fn check_result(
         let Some(have) = syntax.home(&after, r) else {
             continue;
         };
+        // A region the template has where sync cannot place it (YAML: in a sequence's item
+        // or a later document) is never inserted; one the result holds there is misplaced.
+        if let Some(why) = &want.refused {
+            return Err(PlanError::Place(format!(
+                "\"{id}\" cannot be inserted where the template has it (its line {}): {why}",
+                want.line
+            )));
+        }
+        if let Some(why) = &have.refused {
+            return Err(PlanError::Place(format!(
+                "\"{id}\" would land where {why}, instead of {} where the template has it \
+                 (its line {})",
+                home_name(want),
+                want.line
+            )));
+        }
         if !same_home(&have, want) {
             return Err(PlanError::Place(format!(
                 "\"{id}\" would land in {} instead of {} where the template has it (its \
@@ -1724,6 +1740,8 @@ impl<'d, 'a> Planner<'d, 'a> {
                 && !self.opts.seeds.contains(&d.id)
                 && let Some((_, want)) = places.iter().find(|(id, _)| id == &d.id)
                 && let Some(have) = self.syntax.home(self.doc, r)
+                && have.refused.is_none()
+                && want.refused.is_none()
                 && !same_home(&have, want)
             {
                 let lines = (r.begin.line_no(), r.end.line_no());

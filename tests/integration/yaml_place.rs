@@ -491,3 +491,40 @@ svc:
     );
     assert_eq!(std::fs::read_to_string(&target).expect("file"), edited);
 }
+
+/// Runs `sync` of `template` on a compose.yml holding `target`; the target must be refused
+/// (exit 2, a message holding `says`) and left as it was.
+fn refused(target: &str, template: &str, says: &str) {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("compose.yml");
+    std::fs::write(&path, target).expect("target");
+    let o = sync(dir.path(), template, &[]);
+    assert_eq!(util::code(&o), 2, "{target:?}: {}", util::stderr(&o));
+    assert!(util::stderr(&o).contains(says), "{}", util::stderr(&o));
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), target);
+}
+
+#[test]
+fn a_region_in_a_sequence_item_or_a_later_document_is_refused_not_put_at_the_root() {
+    let item =
+        "list:\n  - name: x\n    # BEGIN ZYLOS MANAGED k\n    k: 1\n    # END ZYLOS MANAGED k\n";
+    for target in [
+        "list:\n  - name: y\n  - name: x\n",
+        "",
+        "list:\n- name: x\n  other: 1\n",
+    ] {
+        refused(target, item, "inside an item of a sequence");
+    }
+    let docs = "---\na:\n  # BEGIN ZYLOS MANAGED r1\n  x: 1\n  # END ZYLOS MANAGED r1\n---\nb:\n  # BEGIN ZYLOS MANAGED r2\n  y: 1\n  # END ZYLOS MANAGED r2\n";
+    refused("a:\n  u: 1\n", docs, "later YAML document");
+}
+
+#[test]
+fn a_managed_alias_that_a_user_anchor_would_shadow_is_refused() {
+    let template = "x-defs:\n  # BEGIN ZYLOS MANAGED defs\n  img: &img nginx\n  # END ZYLOS MANAGED defs\nservices:\n  # BEGIN ZYLOS MANAGED web\n  web:\n    image: *img\n  # END ZYLOS MANAGED web\n";
+    refused(
+        "x-user: &img busybox\nservices:\n  a:\n    image: *img\n",
+        template,
+        "`*img`",
+    );
+}

@@ -47,6 +47,7 @@ pub(super) fn home(template: &Document<'_>, region: &Region) -> Home {
         line: region.begin.line_no(),
         top: false,
         unit: super::layout::shown_unit(src, &view.scan.containers),
+        refused: None,
     }
 }
 

@@ -147,8 +147,9 @@ fn coll_end(doc: &Document<'_>, c: &Coll, its: &[Line]) -> usize {
 }
 
 /// The keys of the mappings around `region`, outermost first, each with whether its value
-/// is a sequence; `None` for a region inside a sequence's item or in a later document.
-fn path_of(doc: &Document<'_>, region: &Region) -> Option<Vec<Step>> {
+/// is a sequence; for a region inside a sequence's item or in a later document, where it
+/// is (what `sync` refuses to insert).
+fn path_of(doc: &Document<'_>, region: &Region) -> Result<Vec<Step>, String> {
     let src = doc.src;
     let bom = bom_len(src);
     let mut ind = indent(region.begin.line().of(src)) as isize;
@@ -163,7 +164,12 @@ fn path_of(doc: &Document<'_>, region: &Region) -> Option<Vec<Step>> {
         if doc_marker(&src[ls..line_end(src, ls)]) {
             // Content before a document marker: the region is in a later document.
             if next_content(doc, bom).is_some_and(|f| f.start < ls) {
-                return None;
+                return Err(format!(
+                    "it is in a later YAML document than the first (the `---` on line {}); \
+                     sync places regions in a file's first document only: add the region's \
+                     markers to that document of the file by hand, and sync keeps it updated",
+                    line_of(src, ls)
+                ));
             }
             break;
         }
@@ -175,9 +181,19 @@ fn path_of(doc: &Document<'_>, region: &Region) -> Option<Vec<Step>> {
             continue;
         }
         if l.entry || !l.opens {
-            return None;
+            return Err(format!(
+                "it is inside an item of a sequence (the item on line {}); sync places \
+                 regions only in a mapping or sequence reached by keys: add the region's \
+                 markers to the right item of the file by hand, and sync keeps it updated",
+                line_of(src, ls)
+            ));
         }
-        let key = key_name(src, &l)?;
+        let Some(key) = key_name(src, &l) else {
+            return Err(format!(
+                "line {}: its key could not be read",
+                line_of(src, ls)
+            ));
+        };
         steps.push(Step {
             key,
             array: seq,
@@ -188,17 +204,23 @@ fn path_of(doc: &Document<'_>, region: &Region) -> Option<Vec<Step>> {
         seq = false;
     }
     steps.reverse();
-    Some(steps)
+    Ok(steps)
 }
 
-/// The home of `region` in `template`.
-pub(super) fn home(template: &Document<'_>, region: &Region) -> Option<Home> {
-    Some(Home {
-        path: path_of(template, region)?,
+/// The home of `region` in `template`; one with [`Home::refused`] set where `sync` cannot
+/// place it.
+pub(super) fn home(template: &Document<'_>, region: &Region) -> Home {
+    let (path, refused) = match path_of(template, region) {
+        Ok(path) => (path, None),
+        Err(why) => (Vec::new(), Some(why)),
+    };
+    Home {
+        path,
         order: region.begin.line().start as u64,
         line: region.begin.line_no(),
+        refused,
         ..Home::default()
-    })
+    }
 }
 
 /// A key as a new line writes it: plain when that reads back the same, else double-quoted.
@@ -354,6 +376,12 @@ pub(super) fn place(
     let Some(home) = all.iter().find(|(i, _)| i == id).map(|(_, h)| h) else {
         return Err(format!("region \"{id}\" has no place in the template"));
     };
+    if let Some(why) = &home.refused {
+        return Err(format!(
+            "the template's line {}: region \"{id}\" cannot be inserted: {why}",
+            home.line
+        ));
+    }
     let mut c = root(doc);
     for (depth, step) in home.path.iter().enumerate() {
         let walked = pointer(home.path[..=depth].iter().map(|s| s.key.as_str()));
@@ -411,7 +439,7 @@ fn item_offset(
     let mut before: Option<(u64, usize)> = None;
     for (oid, other) in all
         .iter()
-        .filter(|(oid, h)| oid != id && !h.top && h.shares(home, depth))
+        .filter(|(oid, h)| oid != id && !h.top && h.refused.is_none() && h.shares(home, depth))
     {
         let order = other.order_at(depth);
         if order >= mine || before.is_some_and(|(o, _)| o >= order) {
@@ -420,7 +448,7 @@ fn item_offset(
         let span = if other.path.len() == depth {
             doc.region(oid)
                 .filter(|r| {
-                    path_of(doc, r).is_some_and(|p| {
+                    path_of(doc, r).is_ok_and(|p| {
                         p.len() == depth && p.iter().zip(&home.path).all(|(a, b)| a.key == b.key)
                     })
                 })
@@ -559,7 +587,7 @@ x: 1
         doc.regions
             .iter()
             .map(|r| {
-                let h = home(&doc, r).unwrap_or_default();
+                let h = home(&doc, r);
                 (
                     r.id(doc.src).name,
                     h.path.into_iter().map(|s| (s.key, s.array)).collect(),
@@ -590,13 +618,13 @@ x: 1
             homes("steps:\n# BEGIN Z MANAGED s\n- a\n# END Z MANAGED s\n"),
             vec![("s".to_owned(), vec![("steps".to_owned(), true)])]
         );
-        // Inside a sequence's item: no home.
+        // Inside a sequence's item: refused.
         let doc = Document::parse(
             b"- a: 1\n  # BEGIN Z MANAGED i\n  b: 2\n  # END Z MANAGED i\n",
             &Yaml,
         );
         assert_eq!(doc.regions.len(), 1);
-        assert_eq!(home(&doc, &doc.regions[0]), None);
+        assert!(home(&doc, &doc.regions[0]).refused.is_some());
     }
 
     #[test]

@@ -38,6 +38,7 @@ use keys::OpenKeys;
 use super::{At, Created, Fitted, Home, KeyPolicy, Lexer, Placement, Syntax};
 use crate::marker::Identity;
 
+mod anchors;
 mod home;
 mod keys;
 mod place;
@@ -135,15 +136,14 @@ impl Syntax for Yaml {
     }
 
     fn home(&self, template: &Document<'_>, region: &Region) -> Option<Home> {
-        home::home(template, region)
+        Some(home::home(template, region))
     }
 
-    /// A region in a sequence's item has no home: two such are never known to share one.
+    /// A region in a sequence's item or a later document has no home: two such are never
+    /// known to share one.
     fn same_container(&self, doc: &Document<'_>, a: &Region, b: &Region) -> bool {
-        match (home::home(doc, a), home::home(doc, b)) {
-            (Some(x), Some(y)) => x.path == y.path,
-            _ => false,
-        }
+        let (x, y) = (home::home(doc, a), home::home(doc, b));
+        x.refused.is_none() && y.refused.is_none() && x.path == y.path
     }
 
     fn place_home(
@@ -216,7 +216,8 @@ impl Syntax for Yaml {
     }
 
     fn check_homes(&self, doc: &Document<'_>, homed: &[(Identity, Home)]) -> Result<(), String> {
-        structure::check(doc, homed)
+        structure::check(doc, homed)?;
+        anchors::check(doc, homed)
     }
 
     fn validate_result(&self, new: &[u8]) -> Result<(), String> {
