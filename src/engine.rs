@@ -605,7 +605,23 @@ fn read_only(path: &Path, opts: &EditOptions, check: bool) -> FileOutcome {
         Ok(None) => return FileOutcome::failed(path, opts.format, Error::NoSuchFile),
         Err(e) => return FileOutcome::failed(path, opts.format, e.into()),
     };
+    // CR lines cannot be told from the bytes: a file the store knows was written with them
+    // is read with them (only a file holding a `\r` can be one).
+    if memchr::memchr(b'\r', &src).is_some() && recorded_cr(path, opts) {
+        let mut cr = opts.clone();
+        cr.codec.line_ending = Some(crate::codec::LineEnding::Cr);
+        return read_only(path, &cr, check);
+    }
     read_only_bytes(path, &src, opts, check)
+}
+
+/// The state store recorded CR lines for the file at `path`.
+fn recorded_cr(path: &Path, opts: &EditOptions) -> bool {
+    let canonical = canonical_path(&io::resolve(path).unwrap_or_else(|_| path.into()));
+    opts.state
+        .store()
+        .and_then(|s| s.dir(&dir_of(&canonical)).ok())
+        .is_some_and(|d| d.get(&canonical).line_ending.as_deref() == Some("cr"))
 }
 
 fn read_only_bytes(path: &Path, src: &[u8], opts: &EditOptions, check: bool) -> FileOutcome {
@@ -640,6 +656,22 @@ fn read_only_bytes(path: &Path, src: &[u8], opts: &EditOptions, check: bool) -> 
     let mut out = read_only_known(path, src, f, opts, check, &known);
     out.warnings.extend(corrupt);
     out
+}
+
+/// The options with the line ending the state store recorded for the file (`cr`, which no
+/// reading can tell from the bytes) when none is given: every command then sees the lines
+/// the last edit wrote.
+fn recorded_line_ending<'o>(
+    opts: &'o EditOptions,
+    known: &FileState,
+) -> std::borrow::Cow<'o, EditOptions> {
+    if opts.codec.line_ending.is_none() && known.line_ending.as_deref() == Some("cr") {
+        let mut o = opts.clone();
+        o.codec.line_ending = Some(crate::codec::LineEnding::Cr);
+        std::borrow::Cow::Owned(o)
+    } else {
+        std::borrow::Cow::Borrowed(opts)
+    }
 }
 
 fn read_only_known(
@@ -1256,6 +1288,12 @@ fn edit_inner(
     if let Some(Err(e)) = dir.as_ref().map(|d| d.check(&canonical)) {
         return fail(e.into());
     }
+    let (read, bytes) = match io::snapshot(&real) {
+        Ok(s) => s,
+        Err(e) => return fail(e.into()),
+    };
+    let known = dir.as_ref().map(|d| d.get(&canonical)).unwrap_or_default();
+    let opts = &*recorded_line_ending(opts, &known);
     let cx = FileCx {
         path,
         real: &real,
@@ -1264,11 +1302,6 @@ fn edit_inner(
         work,
         reporter,
     };
-    let (read, bytes) = match io::snapshot(&real) {
-        Ok(s) => s,
-        Err(e) => return fail(e.into()),
-    };
-    let known = dir.as_ref().map(|d| d.get(&canonical)).unwrap_or_default();
     let (mut out, written) = cx.attempts(&known, dir.as_ref(), read, bytes, ATTEMPTS, None);
     // The record step every run that decided something reaches, written or not: what the
     // store learns is saved (only when it changed, so a second run writes nothing).
@@ -1590,6 +1623,12 @@ impl FileCx<'_> {
             Ok(None) => new,
             Err(e) => return Step::Finished(self.fail(Some(f), e.into())),
         };
+        // A result over the size limit could not be read back: refused, even when only shown.
+        if out.changed
+            && let Err(e) = io::check_result_size(self.real, &new)
+        {
+            return Step::Finished(self.fail(Some(f), e.into()));
+        }
         // A file its owner may not write was made read-only to protect it: an edit is
         // refused (also when only shown or checked, which would otherwise promise it).
         if out.changed

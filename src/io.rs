@@ -72,6 +72,18 @@ pub enum IoError {
         /// The limit.
         limit: u64,
     },
+    /// The edit's result would be larger than [`MAX_FILE`].
+    #[error(
+        "{path}: the result would be {size} bytes, over the limit of 256 MiB ({limit} bytes) for a file demarcate writes (it could not read it back); refused; nothing was written"
+    )]
+    ResultTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The result's size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// The file changed under us too often.
     #[error("{0}: the file kept changing while it was being edited; try again")]
     Busy(PathBuf),
@@ -532,6 +544,22 @@ pub fn read_capped(input: impl Read, what: &Path) -> Result<Vec<u8>, IoError> {
     Ok(bytes)
 }
 
+/// Refuses an edit whose result, `bytes`, would be over [`MAX_FILE`]: a file demarcate
+/// wrote must be one it can read again.
+///
+/// # Errors
+/// [`IoError::ResultTooLarge`] past the limit.
+pub(crate) fn check_result_size(target: &Path, bytes: &[u8]) -> Result<(), IoError> {
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(IoError::ResultTooLarge {
+            path: target.to_path_buf(),
+            size: bytes.len() as u64,
+            limit: MAX_FILE,
+        });
+    }
+    Ok(())
+}
+
 /// Refuses a file over [`MAX_FILE`] from its metadata, before anything reads it.
 fn refuse_large(path: &Path, meta: &std::fs::Metadata) -> Result<(), IoError> {
     if meta.len() > MAX_FILE {
@@ -920,13 +948,15 @@ fn temp_prefix(target: &Path) -> OsString {
 /// writes all its temporary files first and syncs them together, see [`sync_file_system`]).
 ///
 /// # Errors
-/// Any I/O error; an ACL that cannot be copied (the new file would be more open).
+/// Any I/O error; an ACL that cannot be copied (the new file would be more open); a result
+/// over [`MAX_FILE`].
 pub(crate) fn stage(
     target: &Path,
     bytes: Vec<u8>,
     like: &Snapshot,
     sync: bool,
 ) -> Result<Staged, IoError> {
+    check_result_size(target, &bytes)?;
     let dir = parent_of(target);
     let mut tmp = tempfile::Builder::new()
         .prefix(&temp_prefix(target))

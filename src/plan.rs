@@ -13,7 +13,7 @@ use crate::document::{Document, Foreign, Region, State};
 use crate::format::Syntax;
 use crate::hash;
 use crate::lex::Span;
-use crate::lines::{bom_len, eol_of, line_end, line_of, line_start};
+use crate::lines::{bom_len, line_end, line_of, line_start};
 use crate::marker::{self, Identity, Marker};
 use crate::place::{At, Created, Home, Placement};
 use crate::problem::{Problem, ProblemKind};
@@ -1672,13 +1672,18 @@ impl<'d, 'a> Planner<'d, 'a> {
             .any(|s| s.span.start <= span.start && span.start <= s.span.end);
         span = self.blank_lines_around(id, span);
         if self.opts.eof_break_added.contains(id) && span.end == src.len() && !touched {
-            // The line break this region's insertion added is taken back with it: it was
-            // the line ending of the file without it, so a lone `\r` the user wrote stays.
+            // The line break this region's insertion added is taken back with it, whole: it
+            // is the line ending of the region's own first line (both were written with one
+            // line ending). A `\r\n` before an LF region is kept whole (a `\r` the user wrote,
+            // or a region rewritten with other line endings since): never a lone `\r`.
             let before = &src[..span.start];
-            let n = before.len();
-            if n > 2 && before.ends_with(b"\r\n") && eol_of(&before[..n - 2]) == "\r\n" {
-                span.start -= 2;
-            } else if n > 1 && before.ends_with(b"\n") && eol_of(&before[..n - 1]) == "\n" {
+            let first = line_end(src, span.start);
+            let crlf = first >= 2 && src[first - 2..first] == *b"\r\n";
+            if before.ends_with(b"\r\n") {
+                if crlf {
+                    span.start -= 2;
+                }
+            } else if before.ends_with(b"\n") {
                 span.start -= 1;
             }
         }

@@ -309,48 +309,10 @@ pub(crate) fn layout(src: &[u8], root: Option<&ContainerSpan>) -> Layout {
     Layout { unit, nl, colon }
 }
 
-/// The deepest nesting of objects and arrays read (the top-level object is level 1).
-pub const MAX_DEPTH: usize = 128;
-
-/// The offset of the first bracket that opens a container deeper than [`MAX_DEPTH`], if
-/// any. Brackets inside strings (double- or single-quoted, as a JSONC or JSON5 template may
-/// have) and comments do not count; nothing here recurses, so no text can exhaust the stack.
-/// Every reader of a file or template runs this first.
-pub(crate) fn too_deep(src: &[u8]) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut i = 0;
-    while let Some(&b) = src.get(i) {
-        match b {
-            b'{' | b'[' => {
-                depth += 1;
-                if depth > MAX_DEPTH {
-                    return Some(i);
-                }
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            b'"' | b'\'' => {
-                i += 1;
-                while let Some(&c) = src.get(i) {
-                    if c == b'\\' {
-                        i += 1;
-                    } else if c == b {
-                        break;
-                    }
-                    i += 1;
-                }
-            }
-            b'/' if src.get(i + 1) == Some(&b'/') => {
-                i = memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |p| i + p);
-            }
-            b'/' if src.get(i + 1) == Some(&b'*') => {
-                i = memchr::memmem::find(&src[i + 2..], b"*/").map_or(src.len(), |p| i + 2 + p + 1);
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
+/// The deepest nesting of objects and arrays read (the top-level object is level 1): the
+/// limit every format with nesting shares.
+pub use crate::format::MAX_DEPTH;
+pub(crate) use crate::format::jsonc::too_deep;
 
 /// Checks that `src` (without a BOM) is strict JSON without duplicate keys, as serde_json
 /// reads it, nested at most [`MAX_DEPTH`] levels; the error says where and what.

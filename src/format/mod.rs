@@ -25,6 +25,32 @@ use crate::lex::{Lexed, Span};
 use crate::marker::Identity;
 pub(crate) use crate::place::{At, Created, Fitted, Home, Placement, Step};
 
+/// The deepest nesting of containers read or written in any format (the top-level object is
+/// level 1): deeper is refused, naming this limit (TOML keeps toml_edit's 80).
+pub const MAX_DEPTH: usize = 128;
+
+/// The message that refuses nesting deeper than [`MAX_DEPTH`] at `at` in `src`.
+pub(crate) fn too_deep_message(src: &[u8], at: usize, what: &str) -> String {
+    format!(
+        "line {}, column {}: {what} nested deeper than {MAX_DEPTH} levels, the limit; flatten \
+         the structure",
+        crate::lines::line_of(src, at),
+        crate::lines::column_of(src, at),
+    )
+}
+
+/// The refusal of a JSON Pointer position (`--at /a/b`) that names a container deeper than
+/// [`MAX_DEPTH`] (the root value is level 1, so a pointer of `n` tokens names level `n + 1`).
+pub(crate) fn pointer_too_deep(pointer: &str) -> Option<String> {
+    let tokens = pointer.bytes().filter(|&b| b == b'/').count();
+    (tokens >= MAX_DEPTH).then(|| {
+        format!(
+            "position {pointer}: it names a container nested deeper than {MAX_DEPTH} levels, \
+             the limit; use a shorter pointer"
+        )
+    })
+}
+
 /// A file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Format {

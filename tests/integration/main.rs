@@ -16,6 +16,7 @@ mod exits;
 mod formats;
 mod fuzz_corpus;
 mod jsonc;
+mod limits;
 mod matrix;
 mod peers;
 mod placement_props;

@@ -219,6 +219,9 @@ impl Syntax for Jsonc {
                 )));
             }
         };
+        if let Some(e) = super::pointer_too_deep(pointer) {
+            return Some(Err(e));
+        }
         let depth = u32::try_from(layout::pointer_tokens(pointer).len() + 1).unwrap_or(u32::MAX);
         if let Some((at, msg)) = strict_error(doc) {
             return Some(Err(format!(
@@ -278,6 +281,9 @@ impl Syntax for Jsonc {
                 position(doc.src, at)
             ));
         }
+        if let Some(at) = too_deep(doc.src) {
+            return Err(super::too_deep_message(doc.src, at, "objects and arrays"));
+        }
         match strict_error(doc) {
             Some((at, msg)) => Err(format!(
                 "not valid JSONC at {}: {msg}",
@@ -288,6 +294,9 @@ impl Syntax for Jsonc {
     }
 
     fn validate(&self, old: &Document<'_>, new: &Document<'_>) -> Result<(), String> {
+        if let Some(at) = too_deep(new.src) {
+            return Err(super::too_deep_message(new.src, at, "objects and arrays"));
+        }
         if let Some((at, msg)) = strict_error(new) {
             return Err(format!("{}: {msg}", position(new.src, at)));
         }
@@ -347,6 +356,46 @@ fn position(src: &[u8], at: usize) -> String {
     let line = crate::lines::line_of(src, at);
     let col = crate::lines::column_of(src, at);
     format!("line {line}, column {col}")
+}
+
+/// The offset of the first bracket that opens a container deeper than [`super::MAX_DEPTH`], if
+/// any. Brackets inside strings (double- or single-quoted, as a JSONC or JSON5 template may
+/// have) and comments do not count; nothing here recurses, so no text can exhaust the stack.
+/// Every reader of a file or template runs this first.
+pub(crate) fn too_deep(src: &[u8]) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(&b) = src.get(i) {
+        match b {
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > super::MAX_DEPTH {
+                    return Some(i);
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' | b'\'' => {
+                i += 1;
+                while let Some(&c) = src.get(i) {
+                    if c == b'\\' {
+                        i += 1;
+                    } else if c == b {
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            b'/' if src.get(i + 1) == Some(&b'/') => {
+                i = memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |p| i + p);
+            }
+            b'/' if src.get(i + 1) == Some(&b'*') => {
+                i = memchr::memmem::find(&src[i + 2..], b"*/").map_or(src.len(), |p| i + 2 + p + 1);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// True when `src` holds at least one real comment (outside strings): a `*.json` file with

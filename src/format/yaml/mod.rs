@@ -132,6 +132,9 @@ impl Syntax for Yaml {
         _body: &[u8],
     ) -> Option<Result<Placement, String>> {
         let At::Pointer(p) = at else { return None };
+        if let Some(e) = super::pointer_too_deep(p) {
+            return Some(Err(e));
+        }
         Some(home::place_pointer(doc, p))
     }
 
@@ -258,9 +261,36 @@ fn parse(src: &[u8]) -> (Option<ParseError>, usize) {
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut documents = 0;
+    let mut depth = 0usize;
     for event in saphyr_parser::Parser::new_from_str(text) {
         match event {
             Ok((saphyr_parser::Event::DocumentStart(_), _)) => documents += 1,
+            Ok((
+                saphyr_parser::Event::MappingStart(..) | saphyr_parser::Event::SequenceStart(..),
+                span,
+            )) => {
+                depth += 1;
+                if depth > super::MAX_DEPTH {
+                    let m = span.start;
+                    let message = format!(
+                        "line {}, column {}: mappings and sequences nested deeper than {} \
+                         levels, the limit; flatten the structure",
+                        m.line(),
+                        m.col() + 1,
+                        super::MAX_DEPTH
+                    );
+                    return (
+                        Some(ParseError {
+                            message,
+                            unknown_anchor: false,
+                        }),
+                        documents,
+                    );
+                }
+            }
+            Ok((saphyr_parser::Event::MappingEnd | saphyr_parser::Event::SequenceEnd, _)) => {
+                depth = depth.saturating_sub(1);
+            }
             Ok(_) => {}
             Err(e) => {
                 let m = e.marker();
