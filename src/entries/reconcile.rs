@@ -18,7 +18,7 @@ use super::error::{EntryError, EntryWarning, Input, Location, SyntaxKind, Warnin
 use super::keys::{Field, KeyRule, PathNorm, Seg};
 use super::registry::{RegisteredEntry, Registry};
 use super::scan::{self, ContainerSpan, Layout, ScanError};
-use super::splice::{self, Edit, NewItem};
+use super::splice::{self, At, Edit, NewItem};
 use super::tree::{Item, Kind, Node, Wanted};
 use super::value::Json;
 use super::{EntryAction, EntryOptions, EntryReport, EntryState};
@@ -432,10 +432,14 @@ impl<'a, 'o> Walk<'a, 'o> {
         }
         let mut removed = vec![false; c.items.len()];
         let mut appends = Vec::new();
-        for child in &node.children {
+        let mut at: Vec<Option<usize>> = vec![None; node.children.len()];
+        let mut appended = Vec::new();
+        for (ci, child) in node.children.iter().enumerate() {
             let Seg::Key(name) = &child.seg else { continue };
             let cptr = format!("{ptr}/{}", pointer_segment(name));
             let found = index.get(name.as_str()).copied();
+            at[ci] = found;
+            let before = appends.len();
             match (&child.item, found) {
                 (Item::Entry(e), Some(i)) => {
                     if self.existing(e, &child.key, &cptr, c, i)? {
@@ -484,8 +488,12 @@ impl<'a, 'o> Walk<'a, 'o> {
                     }
                 }
             }
+            if appends.len() > before {
+                appended.push(ci);
+            }
         }
-        self.container_edits(c, key, &removed, &appends);
+        let places = places(&at, &removed, &appended);
+        self.container_edits(c, key, &removed, &appends, &places);
         let ident = node.ident_field.as_deref();
         let kept = c
             .items
@@ -606,6 +614,7 @@ impl<'a, 'o> Walk<'a, 'o> {
         }
         let mut removed = vec![false; c.items.len()];
         let mut appends = Vec::new();
+        let mut appended = Vec::new();
         // The reports each child made, with its place, to be pointed at the element's index
         // after the write once every removal and append of this array is known.
         let mut places: Vec<(usize, usize, String, Place)> = Vec::new();
@@ -620,6 +629,7 @@ impl<'a, 'o> Walk<'a, 'o> {
                 None => (format!("{ptr}/-"), Place::Appended(appends.len())),
             };
             let first_report = self.reports.len();
+            let before = appends.len();
             match (&child.item, found) {
                 (Item::Entry(e), Some(i)) => {
                     if self.existing(e, &child.key, &cptr, c, i)? {
@@ -650,20 +660,19 @@ impl<'a, 'o> Walk<'a, 'o> {
                     }
                 }
             }
+            if appends.len() > before {
+                appended.push(ci);
+            }
             places.push((first_report, self.reports.len(), cptr, place));
         }
-        self.container_edits(c, key, &removed, &appends);
-        let mut removed_before = Vec::with_capacity(removed.len());
-        let mut gone = 0;
-        for r in &removed {
-            removed_before.push(gone);
-            gone += usize::from(*r);
-        }
-        let kept = removed.len() - gone;
+        let slots = self::places(&at, &removed, &appended);
+        self.container_edits(c, key, &removed, &appends, &slots);
+        let (old_index, new_index) = final_indexes(&removed, &slots);
+        let kept = removed.iter().filter(|r| !**r).count();
         for (from, to, old, place) in places {
             let index = match place {
-                Place::Existing(i) => i - removed_before[i],
-                Place::Appended(k) => kept + k,
+                Place::Existing(i) => old_index[i],
+                Place::Appended(k) => new_index[k],
             };
             self.repoint(from..to, &old, &format!("{ptr}/{index}"));
         }
@@ -679,6 +688,7 @@ impl<'a, 'o> Walk<'a, 'o> {
         key: &str,
         removed: &[bool],
         appends: &[NewItem],
+        places: &[At],
     ) {
         let inside = &self.src[c.open + 1..c.close];
         if c.items.is_empty() && !appends.is_empty() && !inside.is_empty() {
@@ -697,6 +707,7 @@ impl<'a, 'o> Walk<'a, 'o> {
             c,
             removed,
             appends,
+            places,
             &blank,
             &mut self.edits,
         );
@@ -714,6 +725,72 @@ impl<'a, 'o> Walk<'a, 'o> {
             }
         }
     }
+}
+
+/// Where each new item of a container goes: right after the nearest preceding sibling (in
+/// the template's order) that the file has and keeps, else right before the nearest
+/// following one, else at the end. `at` is the file item of each child, `appended` the
+/// children that are new, in order.
+fn places(at: &[Option<usize>], removed: &[bool], appended: &[usize]) -> Vec<At> {
+    let kept = |i: &usize| !removed.get(*i).copied().unwrap_or(true);
+    appended
+        .iter()
+        .map(|&ci| {
+            let before = at.get(..ci).unwrap_or(&[]);
+            if let Some(&i) = before.iter().rev().flatten().find(|i| kept(i)) {
+                return At::After(i);
+            }
+            let after = at.get(ci + 1..).unwrap_or(&[]);
+            match after.iter().flatten().find(|j| kept(j)) {
+                Some(&j) => match (0..j).rev().find(kept) {
+                    Some(k) => At::After(k),
+                    None => At::Front,
+                },
+                None => At::End,
+            }
+        })
+        .collect()
+}
+
+/// The index after the write of each item of a container that stays, and of each new item
+/// placed by `places` (as `splice::container_edits` places them).
+fn final_indexes(removed: &[bool], places: &[At]) -> (Vec<usize>, Vec<usize>) {
+    let n = removed.len();
+    let mut old = vec![0; n];
+    let mut new = vec![0; places.len()];
+    let last_kept = (0..n).rev().find(|&i| !removed[i]);
+    let mut next = 0;
+    let Some(last_kept) = last_kept else {
+        for (k, slot) in new.iter_mut().enumerate() {
+            *slot = k;
+        }
+        return (old, new);
+    };
+    for (k, p) in places.iter().enumerate() {
+        if *p == At::Front {
+            new[k] = next;
+            next += 1;
+        }
+    }
+    for i in 0..n {
+        if removed[i] {
+            continue;
+        }
+        old[i] = next;
+        next += 1;
+        for (k, p) in places.iter().enumerate() {
+            let here = match p {
+                At::After(a) => *a == i || (i == last_kept && (*a > last_kept || removed[*a])),
+                At::End => i == last_kept,
+                At::Front => false,
+            };
+            if here {
+                new[k] = next;
+                next += 1;
+            }
+        }
+    }
+    (old, new)
 }
 
 /// Line starts, built only when a location is needed.

@@ -1,8 +1,9 @@
 //! Faithful splices: the byte edits that insert, replace and remove members and elements of
 //! one container, in the container's own layout, touching no other byte.
 //!
-//! New items go at the end of their container, indented like their siblings (or one unit
-//! deeper than the container's line when it is empty); an empty container gets line breaks.
+//! New items go where they are asked to (after a given item, before the first one, or at the
+//! end of their container), indented like their siblings (or one unit deeper than the
+//! container's line when it is empty); an empty container gets line breaks.
 //! Removing an item takes its separator with it, so inserting then removing an item gives
 //! the original bytes back.
 
@@ -23,6 +24,17 @@ pub(crate) struct Edit {
 pub(crate) enum NewItem {
     Member(String, Json),
     Elem(Json),
+}
+
+/// Where a new item goes in its container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum At {
+    /// Before the first item that stays.
+    Front,
+    /// Right after item `i` (an item that stays).
+    After(usize),
+    /// After the last item that stays.
+    End,
 }
 
 struct Style {
@@ -117,14 +129,17 @@ pub(crate) fn replace_value(
     })
 }
 
-/// The edits that remove the items flagged in `removed` and append `appends` to `c`; a
-/// container left empty holds `blank` inside.
+/// The edits that remove the items flagged in `removed` and insert `appends` into `c`, each
+/// at its place in `places` (at the end when `places` has none for it; items with one place
+/// keep their order); a container left empty holds `blank` inside.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn container_edits(
     src: &[u8],
     layout: &Layout,
     c: &ContainerSpan,
     removed: &[bool],
     appends: &[NewItem],
+    places: &[At],
     blank: &str,
     edits: &mut Vec<Edit>,
 ) {
@@ -194,11 +209,66 @@ pub(crate) fn container_edits(
         });
         i = j + 1;
     }
-    // The removed tail and the appended items share one edit after the last kept item.
+    let place = |k: usize| match places.get(k).copied().unwrap_or(At::End) {
+        At::After(i) if i >= n || i == last_kept || is_removed(i) => At::End,
+        p => p,
+    };
+    // Items placed before the first kept one, then after a kept item other than the last.
+    let first_kept = (0..n).find(|&i| !is_removed(i)).unwrap_or(last_kept);
+    let mut front = String::new();
+    for (k, r) in rendered.iter().enumerate() {
+        if place(k) == At::Front {
+            front.push_str(r);
+            if st.multiline {
+                front.push(',');
+                front.push_str(layout.nl);
+                front.push_str(&st.indent);
+            } else {
+                front.push_str(&st.sep);
+            }
+        }
+    }
+    if !front.is_empty() {
+        let at = c.items[first_kept].start;
+        edits.push(Edit {
+            range: at..at,
+            text: front,
+        });
+    }
+    for i in 0..last_kept {
+        if is_removed(i) {
+            continue;
+        }
+        let mut out = String::new();
+        for (k, r) in rendered.iter().enumerate() {
+            if place(k) == At::After(i) {
+                out.push(',');
+                if st.multiline {
+                    out.push_str(layout.nl);
+                    out.push_str(&st.indent);
+                } else {
+                    out.push_str(&st.sep[1..]);
+                }
+                out.push_str(r);
+            }
+        }
+        if !out.is_empty() {
+            let at = c.items[i].value.end;
+            edits.push(Edit {
+                range: at..at,
+                text: out,
+            });
+        }
+    }
+    // The removed tail and the items placed at the end share one edit after the last kept
+    // item.
     let anchor = c.items[last_kept].value.end;
     let tail_end = c.items[n - 1].value.end;
     let mut out = String::new();
-    for r in &rendered {
+    for (k, r) in rendered.iter().enumerate() {
+        if place(k) != At::End {
+            continue;
+        }
         out.push(',');
         if st.multiline {
             out.push_str(layout.nl);
@@ -268,7 +338,7 @@ mod tests {
         let root = scan::container(b, scan::root_start(b).expect("root")).expect("scan");
         let layout = scan::layout(b, Some(&root));
         let mut edits = Vec::new();
-        container_edits(b, &layout, &root, removed, appends, "", &mut edits);
+        container_edits(b, &layout, &root, removed, appends, &[], "", &mut edits);
         String::from_utf8(apply(b, edits).expect("apply")).expect("utf8")
     }
 

@@ -310,3 +310,56 @@ fn a_handed_over_container_keeps_the_heirs_own_key_rules() {
         "{\"model\": \"x\"}\n"
     );
 }
+
+/// New members and elements of an upgrade follow the template's order: after the nearest
+/// preceding template sibling the file has, in objects and in keyed arrays.
+#[test]
+fn upgrade_inserts_new_entries_in_template_order() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let w = |n: &str, s: &str| std::fs::write(d.join(n), s).expect("write");
+    w("ta.json", "{\"a\":1,\"c\":3}");
+    w("tb.json", "{\"a\":1,\"b\":2,\"c\":3}");
+    w("o.json", "{\"u\": 0}\n");
+    for t in ["ta.json", "tb.json"] {
+        let o = run(
+            d,
+            &["sync", "o.json", "--template", t, "--owner", "Z", "-q"],
+        );
+        assert_eq!(code(&o), 0);
+    }
+    let got = std::fs::read_to_string(d.join("o.json")).expect("read");
+    assert_eq!(got, "{\"u\": 0, \"a\": 1, \"b\": 2, \"c\": 3}\n");
+
+    w(
+        "ha.json",
+        "{\"hooks\":{\"S\":[{\"matcher\":\"z\"},{\"matcher\":\"a\"}]}}",
+    );
+    w(
+        "hb.json",
+        "{\"hooks\":{\"S\":[{\"matcher\":\"n\"},{\"matcher\":\"a\"}]}}",
+    );
+    w("h.json", "{\"hooks\":{\"S\":[{\"matcher\":\"u\"}]}}");
+    for t in ["ha.json", "hb.json"] {
+        let o = run(
+            d,
+            &[
+                "sync",
+                "h.json",
+                "--template",
+                t,
+                "--owner",
+                "Z",
+                "--key",
+                "/hooks/*=matcher",
+                "-q",
+            ],
+        );
+        assert_eq!(code(&o), 0);
+    }
+    let got = std::fs::read_to_string(d.join("h.json")).expect("read");
+    assert_eq!(
+        got,
+        "{\"hooks\":{\"S\":[{\"matcher\":\"u\"},{\"matcher\":\"n\"},{\"matcher\":\"a\"}]}}"
+    );
+}
