@@ -1658,15 +1658,12 @@ impl<'d, 'a> Planner<'d, 'a> {
         if self.opts.eof_break_added.contains(id) && span.end == src.len() && !touched {
             // The line break this region's insertion added is taken back with it, whole: it
             // is the line ending of the region's own first line (both were written with one
-            // line ending). A `\r\n` before an LF region is kept whole (a `\r` the user wrote,
-            // or a region rewritten with other line endings since): never a lone `\r`.
+            // line ending). Before an LF region only `\n` was added: a `\r` before it is the user's.
             let before = &src[..span.start];
             let first = line_end(src, span.start);
             let crlf = first >= 2 && src[first - 2..first] == *b"\r\n";
-            if before.ends_with(b"\r\n") {
-                if crlf {
-                    span.start -= 2;
-                }
+            if before.ends_with(b"\r\n") && crlf {
+                span.start -= 2;
             } else if before.ends_with(b"\n") {
                 span.start -= 1;
             }
