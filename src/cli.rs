@@ -720,6 +720,11 @@ fn error_text(path: &Path, e: &Error, command: Command) -> String {
             };
             format!("{p}: {d}{hint}")
         }
+        Error::MarkersInJson if command == Command::Remove => format!(
+            "{p}: this is strict JSON (no comments), so it holds no regions to remove by \
+             --name; drop --name: `demarcate remove {p} --owner O` removes the owner's \
+             entries; nothing was written"
+        ),
         Error::MarkersInJson => format!(
             "{p}: {e} (`demarcate sync FILE --template T.json --owner O`), or pass --format \
              jsonc if every reader of this file accepts comments; nothing was written"
@@ -1149,6 +1154,30 @@ where
             return ExitCode::from(ERROR);
         }
     };
+    // A filter (`-` as the target) writes no file: a backup or a validation of the file
+    // written would silently not happen, so either is refused.
+    let filters = match &cli.cmd {
+        Cmd::Set { target, .. } | Cmd::Remove { target, .. } => is_stdin(target),
+        Cmd::Sync { targets, .. } => targets.iter().any(|t| is_stdin(t)),
+        _ => false,
+    };
+    if filters {
+        let flag = if opts.backup {
+            Some("--backup")
+        } else if opts.validate.is_some() {
+            Some("--validate")
+        } else {
+            None
+        };
+        if let Some(flag) = flag {
+            out.error(&format!(
+                "{}: {flag} cannot be used with `-` as the target: a filter writes no file \
+                 (the result goes to standard output); drop {flag}, or give the file's path",
+                command.name()
+            ));
+            return ExitCode::from(ERROR);
+        }
+    }
     if !matches!(command, Command::List | Command::Check) && !opts.dry_run && !opts.check {
         for w in opts.state.warnings() {
             out.warn(&w.to_string());
@@ -1480,9 +1509,16 @@ fn body_from(content: Option<&str>, file: Option<&Path>) -> Result<Vec<u8>, Stri
         (None, Some(p)) if p.as_os_str() == "-" => demarcate::read_capped(std::io::stdin(), p)
             .map_err(|e| format!("cannot read the content from standard input: {e}"))?,
         (None, Some(p)) => {
-            let f = fs_err::File::open(p).map_err(|e| e.to_string())?;
+            let unread = |e: std::io::Error| {
+                format!(
+                    "--content-file {}: cannot read it ({}); nothing was written",
+                    p.display(),
+                    e.kind()
+                )
+            };
+            let f = std::fs::File::open(p).map_err(unread)?;
             // Refused from its size before it is read, like every file demarcate reads.
-            let size = f.metadata().map_err(|e| e.to_string())?.len();
+            let size = f.metadata().map_err(unread)?.len();
             if size > demarcate::MAX_FILE {
                 return Err(demarcate::IoError::TooLarge {
                     path: p.to_path_buf(),
@@ -1491,7 +1527,7 @@ fn body_from(content: Option<&str>, file: Option<&Path>) -> Result<Vec<u8>, Stri
                 }
                 .to_string());
             }
-            demarcate::read_capped(f, p).map_err(|e| e.to_string())?
+            demarcate::read_capped(f, p).map_err(|e| format!("{e}; nothing was written"))?
         }
         (None, None) => {
             return Err(

@@ -562,17 +562,21 @@ pub fn check(path: &Path, opts: &EditOptions) -> FileOutcome {
     read_only(path, opts, true)
 }
 
+/// Standard input has no name: its format is given with --format.
+fn no_format_on_stdin() -> Error {
+    Error::Usage(format!(
+        "standard input has no name to tell its format by; pass --format FORMAT (one of {})",
+        Format::names().collect::<Vec<_>>().join(", ")
+    ))
+}
+
 /// `list` or `check` of bytes read elsewhere (standard input): the format must be given;
 /// there is no state store entry (no path), so strict JSON shows no owned entries.
 #[must_use]
 pub fn inspect(src: &[u8], opts: &EditOptions, check: bool) -> FileOutcome {
     let path = Path::new("-");
     if opts.format.is_none() {
-        return FileOutcome::failed(
-            path,
-            None,
-            Error::Usage("standard input has no name to tell its format by".to_owned()),
-        );
+        return FileOutcome::failed(path, None, no_format_on_stdin());
     }
     if let Err(e) = io::check_input(Path::new("standard input"), src) {
         return FileOutcome::failed(path, opts.format, e.into());
@@ -1540,7 +1544,26 @@ impl Written {
     }
 }
 
+/// Whether `work` only removes (what a missing file makes a no-op).
+fn removes_only(work: &Work) -> bool {
+    match work {
+        Work::Ops(ops) => ops.iter().all(|o| matches!(o, Op::Remove(_))),
+        Work::EntriesRemove { .. } => true,
+        Work::Repair(_) | Work::EntriesSync { .. } => false,
+    }
+}
+
 impl FileCx<'_> {
+    /// A removal from a file that does not exist: nothing is written, and the warning says
+    /// the file is not there.
+    fn nothing_to_remove(&self, f: Option<Format>) -> FileOutcome {
+        let mut out = FileOutcome::new(self.path, f.or(self.opts.format));
+        let w = Warning::NoFileToRemove;
+        self.reporter.event(self.path, &Event::Warning(&w));
+        out.warnings.push(w);
+        out
+    }
+
     fn fail(&self, f: Option<Format>, e: Error) -> FileOutcome {
         FileOutcome::failed(self.path, f.or(self.opts.format), e)
     }
@@ -1566,6 +1589,15 @@ impl FileCx<'_> {
         let src: &[u8] = &decoded.text;
         let f = match detect(path, opts, src) {
             Ok(f) => entries_format(path, f, opts, known),
+            // A missing file whose name tells no format: a removal has nothing to remove
+            // whatever the format (the work does not depend on it for a removal).
+            Err(_)
+                if missing
+                    && (self.work)(Format::text(crate::format::text::CommentStyle::Hash))
+                        .is_ok_and(|w| removes_only(&w)) =>
+            {
+                return Step::Finished(self.nothing_to_remove(None));
+            }
             Err(e) => return Step::Finished(self.fail(None, e)),
         };
         let work = match (self.work)(f) {
@@ -1573,22 +1605,13 @@ impl FileCx<'_> {
             Err(e) => return Step::Finished(self.fail(Some(f), e)),
         };
         let f = recorded_comment(f, &work, known).unwrap_or(f);
-        let only_removals = match &work {
-            Work::Ops(ops) => ops.iter().all(|o| matches!(o, Op::Remove(_))),
-            Work::EntriesRemove { .. } => true,
-            Work::Repair(_) | Work::EntriesSync { .. } => false,
-        };
-        if missing && (!opts.create || only_removals) {
-            let mut out = FileOutcome::new(path, Some(f));
-            if only_removals {
-                out.warnings = nothing_to_remove(&work);
-                for w in &out.warnings {
-                    reporter.event(path, &Event::Warning(w));
-                }
-            } else {
-                reporter.event(path, &Event::NotCreated);
-            }
-            return Step::Finished(out);
+        let only_removals = removes_only(&work);
+        if missing && only_removals {
+            return Step::Finished(self.nothing_to_remove(Some(f)));
+        }
+        if missing && !opts.create {
+            reporter.event(path, &Event::NotCreated);
+            return Step::Finished(FileOutcome::new(path, Some(f)));
         }
         if f.syntax().requires_utf8() && std::str::from_utf8(src).is_err() {
             return Step::Finished(self.fail(Some(f), Error::NotUtf8(f)));
@@ -2226,13 +2249,9 @@ pub fn filter(
 ) -> (FileOutcome, Vec<u8>) {
     let path = Path::new("-");
     let result = (|| {
-        let f = opts.format.ok_or_else(|| {
-            Box::new(FileOutcome::failed(
-                path,
-                None,
-                Error::Usage("standard input has no name to tell its format by".to_owned()),
-            ))
-        })?;
+        let f = opts
+            .format
+            .ok_or_else(|| Box::new(FileOutcome::failed(path, None, no_format_on_stdin())))?;
         // What a file is checked for, standard input is too (in the encoding given).
         if opts.codec.encoding == crate::codec::Encoding::Utf8 {
             io::check_input(Path::new("standard input"), src)

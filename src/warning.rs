@@ -82,6 +82,8 @@ pub enum Warning {
         /// The owner.
         owner: String,
     },
+    /// A removal from a file that does not exist: there is nothing to remove.
+    NoFileToRemove,
     /// A region is not in the file and was not inserted: the edit only updates regions
     /// that are there.
     NotInserted {
@@ -132,6 +134,7 @@ impl Warning {
             | Self::NotInserted { id } => Some(id),
             Self::NothingToRemove { id, .. } => id.as_ref(),
             Self::Shadowed { .. }
+            | Self::NoFileToRemove
             | Self::StateNotSaved { .. }
             | Self::StateCorrupt { .. }
             | Self::Entry(_)
@@ -215,6 +218,9 @@ impl fmt::Display for Warning {
                  assignment shadows the other, and readers disagree on which value wins; keep \
                  one of them"
             ),
+            Self::NoFileToRemove => {
+                f.write_str("the file does not exist; nothing was removed (nothing to remove)")
+            }
             Self::NothingToRemove { id: Some(id), .. } => {
                 write!(f, "region \"{id}\" is not in the file; nothing was removed")
             }

@@ -13,6 +13,7 @@ mod entries_books;
 mod entries_cli;
 mod entries_rules;
 mod exits;
+mod exits_filter;
 mod formats;
 mod fuzz_corpus;
 mod jsonc;
