@@ -37,6 +37,14 @@ pub(crate) fn run_with_stdin(dir: &Path, args: &[&str], stdin: Option<&[u8]>) ->
             .take()
             .expect("stdin is piped")
             .write_all(data)
+            // A command refused before it reads its input closes the pipe first.
+            .or_else(|e| {
+                if e.kind() == std::io::ErrorKind::BrokenPipe {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            })
             .expect("stdin written");
     }
     child.wait_with_output().expect("demarcate runs")
