@@ -676,6 +676,17 @@ fn error_text(path: &Path, e: &Error, command: Command) -> String {
                         o = owner.as_deref().unwrap_or("OWNER")
                     )
                 }
+                TemplateError::NoEntries { owner, .. } => {
+                    let allow = if apply {
+                        "set `allow_empty = true` on the [[file]]"
+                    } else {
+                        "pass --allow-empty"
+                    };
+                    format!(
+                        "; give the release's JSON template, or, if this release ships \
+                         nothing, {allow} to remove {owner}'s entries; nothing was written"
+                    )
+                }
                 TemplateError::OtherOwner {
                     mine: 0, others, ..
                 } => {

@@ -357,6 +357,19 @@ pub enum TemplateError {
         /// The run's owner.
         owner: Option<String>,
     },
+    /// A strict-JSON template holds no entry (nothing but objects): syncing it would prune
+    /// every entry of the owner.
+    #[error(
+        "{}: the template holds no entry (nothing but objects), so it gives nothing to sync for \
+         owner {owner}: syncing it would remove every entry {owner} has in the file",
+        .path.display()
+    )]
+    NoEntries {
+        /// The template.
+        path: PathBuf,
+        /// The run's owner.
+        owner: String,
+    },
 }
 
 fn other_owner_message(
@@ -1013,10 +1026,20 @@ pub(crate) fn template_work_from(
                 .to_owned(),
         )
     })?;
-    let template = entries_template(bytes).map_err(|e| TemplateError::Entries {
+    let parsed = entries_template(bytes).map_err(|e| TemplateError::Entries {
         path: template.into(),
         message: e.to_string(),
     })?;
+    // A template that ships no entry would prune every entry of the owner: a release that
+    // ships nothing says so (`--allow-empty`), as for a template without regions.
+    if parsed.is_empty() && !opts.allow_empty {
+        return Err(TemplateError::NoEntries {
+            path: template.into(),
+            owner: owner.to_owned(),
+        }
+        .into());
+    }
+    let template = parsed;
     Ok(Work::EntriesSync {
         template,
         owner: owner.to_owned(),

@@ -253,6 +253,19 @@ impl Template {
         }
     }
 
+    /// True when the template holds no entry at all: nothing but objects, down to empty ones
+    /// (an object value is structure, never an entry of its own).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        fn structure_only(members: &[(String, Json)]) -> bool {
+            members.iter().all(|(_, v)| match v {
+                Json::Obj(inner) => structure_only(inner),
+                _ => false,
+            })
+        }
+        structure_only(&self.root)
+    }
+
     /// A template from a serde_json value (member order as serde_json keeps it).
     ///
     /// # Errors

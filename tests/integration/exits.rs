@@ -1003,3 +1003,78 @@ fn env_merge_never_lacks_a_base_and_the_store_keeps_no_value() {
     assert!(text.contains("API_KEY=s3cr3t-typed\n"), "{text}");
     assert!(text.contains("TIMEOUT=90\n"), "{text}");
 }
+
+#[test]
+fn a_strict_json_template_without_entries_is_refused_unless_allow_empty() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    let state = d.join("state");
+    let run = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_demarcate"));
+        cmd.current_dir(d).env("XDG_STATE_HOME", &state).args(args);
+        cmd.output().expect("demarcate runs")
+    };
+    std::fs::write(d.join("settings.json"), "{\n  \"model\": \"user\"\n}\n").expect("write");
+    std::fs::write(d.join("rel1.json"), r#"{"env": {"ZYLOS": "1"}}"#).expect("write");
+    let o = run(&[
+        "sync",
+        "settings.json",
+        "--template",
+        "rel1.json",
+        "--owner",
+        "ZYLOS",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let installed = std::fs::read(d.join("settings.json")).expect("read");
+    for empty in [
+        "{}",
+        "// release 3\n{}",
+        r#"{"env": {}, "hooks": {"Stop": {}}}"#,
+    ] {
+        std::fs::write(d.join("wrong.json"), empty).expect("write");
+        let o = run(&[
+            "sync",
+            "settings.json",
+            "--template",
+            "wrong.json",
+            "--owner",
+            "ZYLOS",
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{empty}: {err}");
+        assert!(
+            err.contains("wrong.json") && err.contains("--allow-empty"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read(d.join("settings.json")).expect("read"),
+            installed
+        );
+    }
+    // A last release that ships nothing says so, and the owner's entries go.
+    std::fs::write(d.join("wrong.json"), "{}").expect("write");
+    let o = run(&[
+        "sync",
+        "settings.json",
+        "--template",
+        "wrong.json",
+        "--owner",
+        "ZYLOS",
+        "--allow-empty",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        !String::from_utf8_lossy(&std::fs::read(d.join("settings.json")).expect("read"))
+            .contains("ZYLOS")
+    );
+}
