@@ -34,7 +34,8 @@
 //! // First install: no registry yet.
 //! let plan = entries::sync(user, &template, &rules, "zylos", None, &[], &opts).expect("strict JSON");
 //! let text = String::from_utf8(plan.new.clone()).expect("utf-8");
-//! assert!(text.starts_with("{\n  \"theme\": \"dark\",\n  \"hooks\": {\n    \"Stop\": ["));
+//! // `model` goes before `hooks`, where the template has it.
+//! assert!(text.starts_with("{\n  \"theme\": \"dark\",\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"Stop\": ["));
 //! assert!(plan.entries.iter().all(|e| e.action == EntryAction::Inserted));
 //! assert!(plan.registry.entries.contains_key(
 //!     "/hooks/Stop[matcher=]/hooks[command=node /home/u/z/h.js]"));
