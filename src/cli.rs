@@ -1559,6 +1559,20 @@ fn owner_of(owner: Option<&str>, opts: &EditOptions) -> Result<Option<String>, S
         Some(o) if o.trim().is_empty() => Err("--owner is empty; name the owner the markers \
              carry before MANAGED, e.g. --owner ZYLOS"
             .to_owned()),
+        Some(o)
+            if o.split_whitespace().count() > 3
+                || o.split_whitespace().any(|w| {
+                    ["MANAGED", "BEGIN", "END"]
+                        .iter()
+                        .any(|k| w.eq_ignore_ascii_case(k))
+                        || w.contains('=')
+                        || w.starts_with("--")
+                }) =>
+        {
+            Err(format!(
+                "--owner {o:?} cannot be read back from a marker: an owner is at most 3 words,                  none of them MANAGED, BEGIN or END, none holding `=` or starting with `--`;                  e.g. --owner ZYLOS"
+            ))
+        }
         Some(o) => Ok(Some(o.to_owned())),
         None if opts.plan.foreign.is_some() => Ok(None),
         None => Err(

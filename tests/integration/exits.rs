@@ -1078,3 +1078,29 @@ fn a_strict_json_template_without_entries_is_refused_unless_allow_empty() {
             .contains("ZYLOS")
     );
 }
+
+#[test]
+fn an_owner_a_marker_cannot_carry_is_refused_up_front() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    std::fs::write(d.join("f.sh"), "export A=0\n").expect("write");
+    for owner in ["ZYLOS MANAGED", "end", "A B C D", "X=1", "--x"] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_demarcate"))
+            .current_dir(d)
+            .env("XDG_STATE_HOME", d.join("state"))
+            .args(["set", "f.sh", "--name", "n", "--content", "x=1"])
+            .arg(format!("--owner={owner}"))
+            .output()
+            .expect("demarcate runs");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{owner}: {err}");
+        assert!(
+            err.contains("cannot be read back from a marker"),
+            "{owner}: {err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("f.sh")).expect("read"),
+            "export A=0\n"
+        );
+    }
+}
